@@ -1,0 +1,83 @@
+"""Command-line interface of runner.py: one function per subcommand."""
+
+import argparse
+import sys
+
+from irqrig import errors, variants
+
+
+def cmd_install(args):
+    from irqrig import install
+    install.install()
+    return 0
+
+
+def cmd_build(args):
+    from irqrig import build
+    names = args.variants or variants.DEFAULT_VARIANTS
+    build.build(names, qemu=not args.no_qemu)
+    return 0
+
+
+def cmd_run(args):
+    from irqrig import scenario, suite
+    points = []
+    for path in args.scenarios:
+        points += scenario.load(path)
+    rs = suite.execute(points, "+".join(p.name for p in points[:1]) or "run",
+                       ["runner.py"] + args.argv, args.variant or None,
+                       do_build=not args.no_build)
+    suite.report(rs)
+    return 0 if rs.ok else 1
+
+
+def cmd_suite(args):
+    from irqrig import suite
+    points = suite.load_suite(args.name, args.tier)
+    rs = suite.execute(points, "suite-" + args.name, ["runner.py"] + args.argv,
+                       args.variant or None, do_build=not args.no_build)
+    suite.report(rs)
+    return 0 if rs.ok else 1
+
+
+def parser():
+    ap = argparse.ArgumentParser(prog="runner.py", description=__doc__)
+    sub = ap.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("install", help="install Debian packages and enable deb-src")
+    p.set_defaults(func=cmd_install)
+
+    p = sub.add_parser("build", help="build QEMU, kernels, modules, initramfs")
+    p.add_argument("variants", nargs="*",
+                   help="variants (default: %s)" % " ".join(variants.DEFAULT_VARIANTS))
+    p.add_argument("--no-qemu", action="store_true", help="skip QEMU")
+    p.set_defaults(func=cmd_build)
+
+    p = sub.add_parser("run", help="run scenario files")
+    p.add_argument("scenarios", nargs="+", metavar="SCENARIO",
+                   help="a scenario file, or a name under scenarios/")
+    p.add_argument("--variant", action="append", help="only these variants")
+    p.add_argument("--no-build", action="store_true", help="use what is built")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("suite", help="run a scenario suite (the main job)")
+    p.add_argument("name", nargs="?", default="default",
+                   help="suite under scenarios/suites/ (default: default)")
+    p.add_argument("--tier", choices=["ci", "full"], default="full")
+    p.add_argument("--variant", action="append", help="only these variants")
+    p.add_argument("--no-build", action="store_true", help="use what is built")
+    p.set_defaults(func=cmd_suite)
+    return ap
+
+
+def main(argv):
+    args = parser().parse_args(argv)
+    args.argv = list(argv)
+    try:
+        return args.func(args)
+    except errors.IrqrigError as e:
+        print("runner.py %s: %s" % (args.command, e), file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("runner.py %s: interrupted" % args.command, file=sys.stderr)
+        return 130

@@ -1,0 +1,142 @@
+"""The guest console protocol (pexpect over QEMU's serial on stdio).
+
+The guest's init prints one boot line, then runs a shell with echo off.
+Each command is framed by markers the guest prints itself:
+
+    echo @@B<n>@@; <command>; echo "@@E<n>@@ rc=$?"
+
+The markers are written split (``@@B""7@@``) so an echoed command line can
+never match them.  Kernel messages may interleave with command output; they
+stay in the console log, and the command's text keeps them out only as far as
+a line-based filter can (callers parse what they need, e.g. JSON lines).
+"""
+
+import re
+import time
+
+import pexpect
+
+from irqrig.errors import GuestError
+
+BOOT_RE = re.compile(r"IRQRIG-BOOTED ([^\r\n]*)\r?\n")
+PANIC_RE = r"Kernel panic - not syncing[^\r\n]*"
+# Console lines that mean the kernel found a bug (counted in every verdict).
+BAD_PATTERNS = {
+    "bug": re.compile(r"\bBUG: "),
+    "warning": re.compile(r"\bWARNING: "),
+    "oops": re.compile(r"\bOops\b|general protection fault"),
+    "lockdep": re.compile(r"possible (recursive |circular |irq )?locking|"
+                          r"inconsistent lock state|possible deadlock|"
+                          r"INFO: task .* blocked for more than|"
+                          r"soft lockup|hard LOCKUP|rcu_preempt detected stalls|"
+                          r"rcu: INFO: .* detected stalls"),
+    "panic": re.compile(r"Kernel panic"),
+}
+
+
+def scan(text):
+    """Count each kind of bad console line; returns {kind: [lines]}."""
+    found = {k: [] for k in BAD_PATTERNS}
+    for line in text.splitlines():
+        for kind, rx in BAD_PATTERNS.items():
+            if rx.search(line):
+                found[kind].append(line.strip())
+    return found
+
+
+def parse_kv(text):
+    return dict(item.split("=", 1) for item in text.split() if "=" in item)
+
+
+class Console:
+    """Talks to one booted guest.  ``child`` is a pexpect spawn."""
+
+    def __init__(self, child, log_path):
+        self.child = child
+        self.log_path = log_path
+        self.n = 0
+
+    def _fail(self, what):
+        raise GuestError("%s (console log: %s)\n%s" % (what, self.log_path, self.tail()))
+
+    def tail(self, lines=12):
+        try:
+            with open(self.log_path, encoding="utf-8", errors="replace") as f:
+                return "".join(f.readlines()[-lines:])
+        except OSError:
+            return ""
+
+    def wait_boot(self, timeout):
+        """Wait for init's boot line; returns its key=value fields."""
+        i = self._expect([BOOT_RE.pattern, PANIC_RE], timeout,
+                         "guest did not boot within %d s" % timeout)
+        if i == 1:
+            self._fail("kernel panic during boot: %s" % self.child.after)
+        info = parse_kv(self.child.match.group(1))
+        self._expect([r"irqrig# "], 30, "no shell prompt after boot")
+        return info
+
+    def _expect(self, patterns, timeout, timeout_msg):
+        try:
+            return self.child.expect(patterns, timeout=timeout)
+        except pexpect.TIMEOUT:
+            self._fail(timeout_msg)
+        except pexpect.EOF:
+            text = self.child.before or ""
+            if "Kernel panic" in text:
+                m = re.search(PANIC_RE, text)
+                self._fail("kernel panic: %s" % (m.group(0) if m else ""))
+            self._fail("QEMU exited unexpectedly")
+
+    def run(self, command, timeout=60):
+        """Run a shell command in the guest; returns (exit code, output)."""
+        self.n += 1
+        n = self.n
+        start, end = "@@B%d@@" % n, "@@E%d@@" % n
+        line = 'echo @@B""%d@@; %s; echo "@@E""%d@@ rc=$?"' % (n, command, n)
+        if len(line) > 3000:
+            raise ValueError("guest command too long for the console (%d chars)"
+                             % len(line))
+        self.child.sendline(line)
+        self._expect([re.escape(start)], 30, "guest did not start command %r" % command)
+        i = self._expect([re.escape(end) + r" rc=(\d+)", PANIC_RE], timeout,
+                         "guest command timed out after %d s: %s" % (timeout, command))
+        if i == 1:
+            self._fail("kernel panic while running %r: %s" % (command, self.child.after))
+        rc = int(self.child.match.group(1))
+        output = self.child.before.replace("\r\n", "\n").strip("\n")
+        return rc, output
+
+    def poweroff(self, timeout=60):
+        """End the shell; init powers the guest off and QEMU exits."""
+        self.child.sendline("exit")
+        try:
+            self.child.expect(pexpect.EOF, timeout=timeout)
+        except pexpect.TIMEOUT:
+            self._fail("guest did not power off within %d s" % timeout)
+
+
+def spawn(argv, log_path, env=None):
+    """Start QEMU (or a stand-in) under pexpect, logging the console."""
+    from irqrig import qemu
+    logf = open(log_path, "w", encoding="utf-8", errors="replace")
+    child = pexpect.spawn(argv[0], argv[1:], encoding="utf-8",
+                          codec_errors="replace", timeout=60, env=env,
+                          dimensions=(50, 4000))
+    child.logfile_read = logf
+    qemu.register(child.pid)
+    child.started = time.monotonic()
+    return child
+
+
+def stop(child):
+    """Make sure a child is gone; kill it only if it is still running."""
+    from irqrig import qemu
+    try:
+        if child.isalive():
+            child.terminate(force=True)
+        child.close(force=True)
+    finally:
+        qemu.unregister(child.pid)
+        if child.logfile_read:
+            child.logfile_read.close()

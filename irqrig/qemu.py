@@ -1,0 +1,174 @@
+"""QEMU command lines and the QEMU processes the runner starts.
+
+Only processes started here are ever killed, by the PID we started; an
+atexit hook and SIGTERM/SIGHUP handlers make sure none outlive the runner.
+"""
+
+import atexit
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+
+from irqrig import paths
+
+# tsc=reliable: TSC calibration fails under TCG, which leaves hrtimers in
+# low-resolution mode (1 ms) on tsc-early; trust the TSC instead.
+DEFAULT_APPEND = "console=ttyS0 nokaslr panic=-1 loglevel=5 tsc=reliable"
+
+
+class QemuConfig:
+    """Everything that decides a QEMU command line (also stored in results)."""
+
+    def __init__(self, kernel, initrd, cpus=2, memory=512, accel="tcg",
+                 icount=None, machine="q35", append="", sensor=None,
+                 sensor_log=None, qmp=None, gdb=None, paused=False,
+                 binary=None):
+        self.binary = binary or paths.QEMU_BINARY
+        self.kernel = kernel
+        self.initrd = initrd
+        self.cpus = cpus
+        self.memory = memory
+        self.accel = accel
+        self.icount = icount            # None, or the icount shift
+        self.machine = machine
+        self.append = append
+        self.sensor = sensor            # dict of irq-sensor properties, or None
+        self.sensor_log = sensor_log
+        self.qmp = qmp                  # unix socket path
+        self.gdb = gdb                  # unix socket path for the gdbstub
+        self.paused = paused
+
+    def argv(self):
+        a = [self.binary,
+             "-machine", self.machine,
+             "-accel", self.accel,
+             "-smp", str(self.cpus), "-m", str(self.memory),
+             "-display", "none", "-nic", "none", "-no-reboot",
+             "-serial", "stdio", "-monitor", "none",
+             "-kernel", self.kernel, "-initrd", self.initrd,
+             "-append", (DEFAULT_APPEND + " " + self.append).strip()]
+        if self.accel == "tcg" and self.icount is not None:
+            a += ["-icount", "shift=%d,sleep=off" % self.icount, "-rtc", "clock=vm"]
+        for d in paths.FIRMWARE_DIRS:
+            if os.path.isdir(d):
+                a += ["-L", d]
+        if self.sensor is not None:
+            props = dict(self.sensor)
+            props.setdefault("id", "sensor")
+            if self.sensor_log:
+                a += ["-chardev", "file,id=sensorlog,path=%s" % self.sensor_log]
+                props["log"] = "sensorlog"
+            a += ["-device", ",".join(["irq-sensor"] + ["%s=%s" % (k, _prop(v))
+                                                        for k, v in props.items()])]
+        if self.qmp:
+            a += ["-qmp", "unix:%s,server=on,wait=off" % self.qmp]
+        if self.gdb:
+            a += ["-chardev", "socket,id=gdb0,path=%s,server=on,wait=off" % self.gdb,
+                  "-gdb", "chardev:gdb0"]
+        if self.paused:
+            a += ["-S"]
+        return a
+
+
+def _prop(v):
+    if isinstance(v, bool):
+        return "on" if v else "off"
+    return str(v)
+
+
+# --- process bookkeeping -------------------------------------------------
+
+_started = {}       # pid -> argv[0]; only these are ever signalled
+
+
+def register(pid):
+    _started[pid] = True
+
+
+def unregister(pid):
+    _started.pop(pid, None)
+
+
+def kill_started():
+    """Kill every QEMU this runner started that is still running."""
+    for pid in list(_started):
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+        unregister(pid)
+
+
+def _on_signal(signum, frame):
+    kill_started()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+atexit.register(kill_started)
+for _sig in (signal.SIGTERM, signal.SIGHUP):
+    signal.signal(_sig, _on_signal)
+
+
+def version(binary=None):
+    out = subprocess.run([binary or paths.QEMU_BINARY, "--version"],
+                         capture_output=True, text=True, check=False).stdout
+    return out.splitlines()[0].strip() if out else "unknown"
+
+
+# --- QMP ----------------------------------------------------------------
+
+class Qmp:
+    """A minimal synchronous QMP client over the run's unix socket."""
+
+    def __init__(self, path, timeout=10):
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.sock = socket.socket(socket.AF_UNIX)
+                self.sock.settimeout(timeout)
+                self.sock.connect(path)
+                break
+            except (FileNotFoundError, ConnectionRefusedError):
+                self.sock.close()
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        self.buf = b""
+        self._read()                                # greeting
+        self.command("qmp_capabilities")
+
+    def _read(self):
+        while b"\n" not in self.buf:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise ConnectionError("QMP connection closed")
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        return json.loads(line)
+
+    def command(self, name, **arguments):
+        msg = {"execute": name}
+        if arguments:
+            msg["arguments"] = arguments
+        self.sock.sendall(json.dumps(msg).encode() + b"\n")
+        while True:
+            reply = self._read()
+            if "return" in reply:
+                return reply["return"]
+            if "error" in reply:
+                raise RuntimeError("QMP %s: %s" % (name, reply["error"].get("desc")))
+            # asynchronous events are skipped
+
+    def qom_get(self, path, prop):
+        return self.command("qom-get", path=path, property=prop)
+
+    def qom_set(self, path, prop, value):
+        return self.command("qom-set", path=path, property=prop, value=value)
+
+    def close(self):
+        self.sock.close()

@@ -1,0 +1,224 @@
+"""Run scenario points on kernel variants: boot, steps, verdicts, figures.
+
+One boot per (scenario point, variant, repetition).  A boot that panics,
+hangs or fails a step ends with a verdict and its logs; the next one runs.
+"""
+
+import json
+import os
+import re
+import time
+
+from irqrig import build_kernel, console, paths, qemu, variants
+from irqrig import sensorlog
+from irqrig.errors import GuestError, IrqrigError
+from irqrig.util import log
+
+KVM_PROBE = os.path.join(paths.BUILD, "kvm-probe.json")
+
+
+class Verdicts:
+    def __init__(self):
+        self.items = []
+
+    def add(self, name, ok, detail=""):
+        self.items.append({"name": name, "ok": bool(ok), "detail": detail})
+        return ok
+
+    @property
+    def ok(self):
+        return all(v["ok"] for v in self.items)
+
+
+def kvm_works(kernel, initrd, timeout=20):
+    """Probe once (result cached): does a KVM guest reach init here?"""
+    cached = None
+    try:
+        with open(KVM_PROBE, encoding="utf-8") as f:
+            cached = json.load(f)
+    except (OSError, ValueError):
+        pass
+    if cached and cached.get("kernel") == kernel:
+        return cached["works"]
+    works = False
+    if os.access("/dev/kvm", os.R_OK | os.W_OK):
+        cfg = qemu.QemuConfig(kernel, initrd, cpus=1, accel="kvm")
+        logp = os.path.join(paths.BUILD, "kvm-probe-console.log")
+        child = console.spawn(cfg.argv(), logp)
+        try:
+            console.Console(child, logp).wait_boot(timeout)
+            works = True
+        except GuestError:
+            works = False
+        finally:
+            console.stop(child)
+    os.makedirs(paths.BUILD, exist_ok=True)
+    with open(KVM_PROBE, "w", encoding="utf-8") as f:
+        json.dump({"kernel": kernel, "works": works}, f)
+    log("kvm probe: %s" % ("KVM guests boot here" if works else "KVM unusable, using TCG"))
+    return works
+
+
+def resolve_accel(want, kernel, initrd):
+    if want == "auto":
+        return "kvm" if kvm_works(kernel, initrd) else "tcg"
+    if want == "kvm" and not kvm_works(kernel, initrd):
+        raise IrqrigError("accel = \"kvm\" asked for, but the KVM probe failed here "
+                          "(guests hang under nested KVM); use tcg or auto")
+    return want
+
+
+CYCLIC_RE = re.compile(r"T:\s*(\d+).*?C:\s*(\d+).*?Min:\s*(\d+).*?Avg:\s*(\d+).*?Max:\s*(\d+)")
+
+
+def parse_cyclictest(text):
+    threads = [dict(zip(("thread", "cycles", "min", "avg", "max"), map(int, m.groups())))
+               for m in CYCLIC_RE.finditer(text)]
+    if not threads:
+        return None
+    return {"threads": threads, "max_us": max(t["max"] for t in threads),
+            "avg_us": round(sum(t["avg"] for t in threads) / len(threads), 1)}
+
+
+def json_lines(text):
+    """JSON objects printed on their own lines (kernel messages may interleave)."""
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("{") and line.endswith("}"):
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                pass
+    return out
+
+
+class Boot:
+    """One guest boot for one scenario point on one variant."""
+
+    def __init__(self, scn, variant, log_dir, accel):
+        self.scn = scn
+        self.variant = variants.get(variant)
+        self.log_dir = log_dir
+        self.accel = accel
+        self.verdicts = Verdicts()
+        self.figures = {}
+        self.steps = []
+        self.con = None
+        os.makedirs(log_dir, exist_ok=True)
+
+    def qemu_config(self):
+        q = self.scn["qemu"]
+        s = self.scn["sensor"]
+        sensor = None
+        if s["enabled"]:
+            sensor = {"irq-mode": s["irq_mode"]}
+        kdir = paths.kernel_dir(self.variant.name)
+        return qemu.QemuConfig(
+            kernel=os.path.join(kdir, "arch", "x86", "boot", "bzImage"),
+            initrd=paths.initramfs(self.variant.name),
+            cpus=q["cpus"], memory=q["memory_mb"], accel=self.accel,
+            icount=q["icount_shift"], machine=q["machine"], append=q["append"],
+            sensor=sensor,
+            sensor_log=os.path.join(self.log_dir, "sensor.log") if sensor else None,
+            qmp=os.path.join(self.log_dir, "qmp.sock"))
+
+    # -- steps --------------------------------------------------------
+
+    def step_cyclictest(self, st):
+        threads = ("-t %d" % st["threads"]) if st["threads"] else "-S"
+        cmd = ("cyclictest -q -m %s -p %d -i %d -D %ds"
+               % (threads, st["priority"], st["interval_us"], max(1, int(st["duration_s"]))))
+        rc, out = self.con.run(cmd, timeout=st["timeout_s"] or int(st["duration_s"]) + 60)
+        res = parse_cyclictest(out)
+        self.verdicts.add("cyclictest ran", rc == 0 and res is not None,
+                          "rc=%d" % rc if res else "no cyclictest summary in output")
+        if res:
+            prev = self.figures.get("cyclictest_max_us", 0)
+            self.figures["cyclictest_max_us"] = max(prev, res["max_us"])
+            self.figures["cyclictest_avg_us"] = res["avg_us"]
+        return {"command": cmd, "rc": rc, "result": res}
+
+    def step_shell(self, st):
+        rc, out = self.con.run(st["command"], timeout=st["timeout_s"] or 120)
+        self.verdicts.add("shell: %s" % st["command"][:60], rc == st["expect_rc"],
+                          "rc=%d, expected %d" % (rc, st["expect_rc"]))
+        return {"command": st["command"], "rc": rc, "output": out[-2000:]}
+
+    # -- the boot ------------------------------------------------------
+
+    def check_boot(self, info):
+        binfo = build_kernel.info(self.variant.name) or {}
+        want_model = "rt" if self.variant.preempt_rt else "preempt"
+        self.verdicts.add("kernel release", info.get("release") == binfo.get("release"),
+                          "guest %s, built %s" % (info.get("release"), binfo.get("release")))
+        self.verdicts.add("preemption model", info.get("model") == want_model,
+                          "guest %s, variant wants %s" % (info.get("model"), want_model))
+        self.verdicts.add("cpu count", info.get("cpus") == str(self.scn["qemu"]["cpus"]),
+                          "guest %s, qemu %d" % (info.get("cpus"), self.scn["qemu"]["cpus"]))
+
+    def run(self):
+        cfg = self.qemu_config()
+        for p in (cfg.qmp, cfg.sensor_log):
+            if p and os.path.exists(p):
+                os.unlink(p)
+        result = {
+            "variant": self.variant.name,
+            "kernel": build_kernel.info(self.variant.name),
+            "qemu": {"version": qemu.version(cfg.binary), "argv": cfg.argv(),
+                     "accel": cfg.accel, "icount_shift": cfg.icount},
+            "logs": {"console": os.path.join(self.log_dir, "console.log")},
+        }
+        if cfg.sensor_log:
+            result["logs"]["sensor"] = cfg.sensor_log
+        t0 = time.monotonic()
+        child = console.spawn(cfg.argv(), result["logs"]["console"])
+        status = "error"
+        try:
+            self.con = console.Console(child, result["logs"]["console"])
+            info = self.con.wait_boot(self.scn["boot_timeout_s"])
+            result["boot_s"] = round(time.monotonic() - t0, 2)
+            result["guest"] = info
+            self.check_boot(info)
+            deadline = t0 + self.scn["timeout_s"]
+            for st in self.scn["steps"]:
+                if time.monotonic() > deadline:
+                    raise GuestError("scenario timeout (%d s) reached before step %s"
+                                     % (self.scn["timeout_s"], st["type"]))
+                fn = getattr(self, "step_" + st["type"].replace("-", "_"), None)
+                if fn is None:
+                    raise IrqrigError("step type %r is not implemented" % st["type"])
+                self.steps.append(dict(fn(st), type=st["type"]))
+            self.con.poweroff()
+            status = "done"
+        except GuestError as e:
+            self.verdicts.add("guest ran to the end", False, str(e).splitlines()[0])
+            result["error"] = str(e)
+        finally:
+            console.stop(child)
+            result["wall_s"] = round(time.monotonic() - t0, 2)
+        self.finish(result)
+        result["status"] = ("pass" if self.verdicts.ok else "fail") if status == "done" \
+            else "error"
+        return result
+
+    def finish(self, result):
+        """Console scan and device figures, after QEMU has exited."""
+        with open(result["logs"]["console"], encoding="utf-8", errors="replace") as f:
+            found = console.scan(f.read())
+        counts = {k: len(v) for k, v in found.items()}
+        self.figures["console"] = counts
+        if self.scn["expect"]["console_clean"]:
+            bad = [line for v in found.values() for line in v]
+            self.verdicts.add("console clean (no BUG/WARNING/Oops/lockdep/panic)",
+                              not bad, "; ".join(bad[:3]))
+        if result["logs"].get("sensor") and os.path.exists(result["logs"]["sensor"]):
+            self.figures["sensor"] = sensorlog.summarize(result["logs"]["sensor"])
+        exp = self.scn["expect"]
+        if exp["cyclictest_max_us"] is not None and "cyclictest_max_us" in self.figures:
+            self.verdicts.add("cyclictest max <= %d us" % exp["cyclictest_max_us"],
+                              self.figures["cyclictest_max_us"] <= exp["cyclictest_max_us"],
+                              "max %d us" % self.figures["cyclictest_max_us"])
+        result["steps"] = self.steps
+        result["figures"] = self.figures
+        result["verdicts"] = self.verdicts.items

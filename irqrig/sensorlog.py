@@ -1,0 +1,66 @@
+"""The irq-sensor's event log (one JSON object a line) -> figures.
+
+Latencies come from the device's virtual-clock stamps, never from guest
+clocks: latency = ack stamp - t_raise, in ns, as the device computed it.
+"""
+
+import json
+
+from irqrig.stats import describe
+
+STAGES = ("hard", "thread", "user")
+
+
+def read_events(path):
+    events = []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for n, line in enumerate(f, 1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                events.append(json.loads(line))
+            except ValueError:
+                # A partial last line when QEMU was killed; anything else is a bug.
+                events.append({"ev": "corrupt", "line": n})
+    return events
+
+
+def summarize(path):
+    events = read_events(path)
+    lat = {s: [] for s in STAGES}
+    stamps = {}            # seq -> {"raise": t, stage: t}
+    counts = {"raised": 0, "irq": 0, "dropped": 0, "spurious": 0, "bad_acks": 0,
+              "lost_deadline": 0, "lost_overflow": 0, "corrupt": 0}
+    order_errors = 0
+    for e in events:
+        ev = e.get("ev")
+        if ev == "raise":
+            counts["raised"] += 1
+            counts["irq" if e.get("irq") else "dropped"] += 1
+            stamps[e["seq"]] = {"raise": e["t"]}
+        elif ev == "ack":
+            lat[e["stage"]].append(e["lat"])
+            s = stamps.setdefault(e["seq"], {})
+            s[e["stage"]] = e["t"]
+        elif ev == "lost":
+            counts["lost_" + e.get("why", "deadline")] += 1
+        elif ev == "spurious":
+            counts["spurious"] += 1
+        elif ev == "bad_ack":
+            counts["bad_acks"] += 1
+        elif ev == "corrupt":
+            counts["corrupt"] += 1
+    # t_raise <= hard <= thread <= user for every sample that reached a stage.
+    for s in stamps.values():
+        seq_t = [s.get(k) for k in ("raise",) + STAGES]
+        seen = [t for t in seq_t if t is not None]
+        if seen != sorted(seen) or (None in seq_t and any(
+                t is not None for t in seq_t[seq_t.index(None):])):
+            order_errors += 1
+    counts["lost"] = counts["lost_deadline"] + counts["lost_overflow"]
+    return {
+        "counts": counts,
+        "stage_order_errors": order_errors,
+        "latency_ns": {s: describe(v) for s, v in lat.items()},
+    }

@@ -1,0 +1,95 @@
+"""Run scenario points over variants with progress; suites of scenarios.
+
+A suite file (scenarios/suites/<name>.toml) lists scenario files:
+
+    description = "..."
+    scenarios = ["smoke", "sensor-latency", ...]
+"""
+
+import os
+import time
+import tomllib
+
+from irqrig import build, paths, results, run, scenario
+from irqrig.errors import ScenarioError
+from irqrig.util import log
+
+
+def load_suite(name, tier="full"):
+    path = name if name.endswith(".toml") else os.path.join(
+        paths.SCENARIOS, "suites", name + ".toml")
+    if not os.path.exists(path):
+        raise ScenarioError("%s: no such suite" % path)
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError("%s: not valid TOML: %s" % (path, e)) from None
+    unknown = set(data) - {"description", "scenarios"}
+    if unknown:
+        raise ScenarioError("%s: unknown key %s (allowed: description, scenarios)"
+                            % (path, ", ".join(sorted(unknown))))
+    if not isinstance(data.get("scenarios"), list) or not data["scenarios"]:
+        raise ScenarioError("%s: scenarios: must be a non-empty list of scenario names"
+                            % path)
+    points = []
+    for name in data["scenarios"]:
+        for p in scenario.load(name):
+            if tier == "ci" and p["tier"] != "ci":
+                continue
+            points.append(p)
+    return points
+
+
+def plan(points, only_variants=None):
+    """(point, variant, repetition) triples in run order."""
+    out = []
+    for p in points:
+        names = only_variants or p.variants()
+        for v in names:
+            for rep in range(p["repeat"]):
+                out.append((p, v, rep))
+    return out
+
+
+def execute(points, label, argv, only_variants=None, do_build=True):
+    """Build what is needed, run every boot, write results; returns the RunSet."""
+    todo = plan(points, only_variants)
+    if not todo:
+        raise ScenarioError("nothing to run (no scenario point matches)")
+    needed = list(dict.fromkeys(v for _, v, _ in todo))
+    if do_build:
+        build.build(needed)
+    rs = results.RunSet(label, argv)
+    log("run: %d boot(s) over %s; results in %s"
+        % (len(todo), ", ".join(needed), rs.dir))
+    t0 = time.monotonic()
+    for i, (p, v, rep) in enumerate(todo, 1):
+        elapsed = time.monotonic() - t0
+        eta = "" if i == 1 else ", ~%.0f min left" % (elapsed / (i - 1) * (len(todo) - i + 1) / 60)
+        log("[%d/%d] %s on %s%s (elapsed %.0f min%s)"
+            % (i, len(todo), p.label, v, "" if rep == 0 else " #%d" % rep, elapsed / 60, eta))
+        accel = run.resolve_accel(p["qemu"]["accel"], *_kernel_initrd(v))
+        boot = run.Boot(p, v, rs.log_dir(p.label, v, rep), accel)
+        r = boot.run()
+        r.update({"scenario": p.label, "scenario_name": p.name,
+                  "scenario_file": os.path.relpath(p.path, paths.ROOT),
+                  "params": p.params, "repeat": rep, "config": p.data})
+        rs.add(r)
+        failed = [x["name"] for x in r["verdicts"] if not x["ok"]]
+        log("[%d/%d] %s on %s: %s%s" % (i, len(todo), p.label, v, r["status"].upper(),
+                                        (" (" + "; ".join(failed) + ")") if failed else ""))
+    return rs
+
+
+def _kernel_initrd(variant):
+    return (os.path.join(paths.kernel_dir(variant), "arch", "x86", "boot", "bzImage"),
+            paths.initramfs(variant))
+
+
+def report(rs):
+    print()
+    print(results.table(results.summary_rows(rs.data)))
+    s = rs.data["summary"]
+    print("%d pass, %d fail, %d error -- results: %s"
+          % (s["pass"], s["fail"], s["error"], rs.dir))

@@ -1,0 +1,84 @@
+"""Kernel variants: a name says version + preemption model + patches.
+
+A variant is built from one kernel source tree (a Debian tarball plus patch
+stacks) and a list of config fragments from kernel-patches/configs/, applied
+in order on top of tinyconfig.
+"""
+
+import os
+import sys
+
+if __package__ in (None, ""):
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from irqrig import paths  # noqa: E402
+
+TARBALLS = {
+    "6.12": "/usr/src/linux-source-6.12.tar.xz",
+    "6.1": "/usr/src/linux-source-6.1.tar.xz",
+}
+TARBALL_PACKAGES = {"6.12": "linux-source-6.12", "6.1": "linux-source-6.1"}
+
+
+class Variant:
+    def __init__(self, name, version, fragments, patchsets=(), default=True,
+                 description=""):
+        self.name = name
+        self.version = version
+        self.fragments = list(fragments)
+        # Patch stacks applied in order: "irqsoft" is kernel-patches/<version>/.
+        self.patchsets = list(patchsets)
+        self.default = default
+        self.description = description
+
+    @property
+    def source_key(self):
+        """Variants with the same key share one patched source tree."""
+        return "+".join([self.version] + self.patchsets)
+
+    @property
+    def tarball(self):
+        return TARBALLS[self.version]
+
+    @property
+    def preempt_rt(self):
+        return "rt" in self.fragments
+
+    def fragment_paths(self):
+        return [os.path.join(paths.KERNEL_CONFIGS, f + ".config")
+                for f in ["base"] + self.fragments]
+
+    def series_dir(self):
+        return os.path.join(paths.KERNEL_PATCHES, self.version)
+
+
+VARIANTS = {v.name: v for v in [
+    Variant("6.12-preempt", "6.12", ["preempt"],
+            description="stock 6.12, CONFIG_PREEMPT"),
+    Variant("6.12-rt", "6.12", ["rt"],
+            description="stock 6.12, CONFIG_PREEMPT_RT (mainline)"),
+    Variant("6.12-rt-irqsoft", "6.12", ["rt", "rt-irq-disable"], ["irqsoft"],
+            default=False,
+            description="6.12 PREEMPT_RT + the RT_IRQ_DISABLE series"),
+    Variant("6.12-rt-irqsoft-debug", "6.12",
+            ["rt", "rt-irq-disable", "debug"], ["irqsoft"], default=False,
+            description="6.12-rt-irqsoft + lockdep and debug checks"),
+    Variant("6.1-preempt", "6.1", ["preempt"],
+            description="stock 6.1, CONFIG_PREEMPT"),
+]}
+
+DEFAULT_VARIANTS = [n for n, v in VARIANTS.items() if v.default]
+
+
+def get(name):
+    try:
+        return VARIANTS[name]
+    except KeyError:
+        raise KeyError("unknown kernel variant %r (known: %s)"
+                       % (name, ", ".join(VARIANTS))) from None
+
+
+if __name__ == "__main__":
+    # meson reads the list at configure time: "name version source_key".
+    for v in VARIANTS.values():
+        print(v.name, v.version, v.source_key)
