@@ -40,6 +40,11 @@ def cmd_suite(args):
     return 0 if rs.ok else 1
 
 
+def cmd_test(args):
+    from irqrig import selftest
+    return selftest.main(unit_only=args.unit, skip_e2e=args.no_e2e)
+
+
 def parser():
     ap = argparse.ArgumentParser(prog="runner.py", description=__doc__)
     sub = ap.add_subparsers(dest="command", required=True)
@@ -67,6 +72,11 @@ def parser():
     p.add_argument("--variant", action="append", help="only these variants")
     p.add_argument("--no-build", action="store_true", help="use what is built")
     p.set_defaults(func=cmd_suite)
+
+    p = sub.add_parser("test", help="the project's tests (build, unit, qtest, boots)")
+    p.add_argument("--unit", action="store_true", help="unit tests only (no build)")
+    p.add_argument("--no-e2e", action="store_true", help="skip the boots")
+    p.set_defaults(func=cmd_test)
     return ap
 
 

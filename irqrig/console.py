@@ -3,22 +3,24 @@
 The guest's init prints one boot line, then runs a shell with echo off.
 Each command is framed by markers the guest prints itself:
 
-    echo @@B<n>@@; <command>; echo "@@E<n>@@ rc=$?"
+    echo @@B<n>.<token>@@; <command>; echo "@@E<n>.<token>@@ rc=$?"
 
-The markers are written split (``@@B""7@@``) so an echoed command line can
-never match them.  Kernel messages may interleave with command output; they
+The markers are written split (``@@B""7.<token>@@``) so an echoed command
+line can never match them, and carry a random per-boot token so command
+output cannot fake them.  Kernel messages may interleave with command output; they
 stay in the console log, and the command's text keeps them out only as far as
 a line-based filter can (callers parse what they need, e.g. JSON lines).
 """
 
 import re
+import secrets
 import time
 
 import pexpect
 
 from irqrig.errors import GuestError
 
-BOOT_RE = re.compile(r"IRQRIG-BOOTED ([^\r\n]*)\r?\n")
+BOOT_RE = re.compile(r"IRQRIG-BOOTED ([^\r\n]*)\r*\n")
 PANIC_RE = r"Kernel panic - not syncing[^\r\n]*"
 # Console lines that mean the kernel found a bug (counted in every verdict).
 BAD_PATTERNS = {
@@ -55,6 +57,7 @@ class Console:
         self.child = child
         self.log_path = log_path
         self.n = 0
+        self.token = secrets.token_hex(4)
 
     def _fail(self, what):
         raise GuestError("%s (console log: %s)\n%s" % (what, self.log_path, self.tail()))
@@ -92,8 +95,9 @@ class Console:
         """Run a shell command in the guest; returns (exit code, output)."""
         self.n += 1
         n = self.n
-        start, end = "@@B%d@@" % n, "@@E%d@@" % n
-        line = 'echo @@B""%d@@; %s; echo "@@E""%d@@ rc=$?"' % (n, command, n)
+        tag = "%d.%s" % (n, self.token)
+        start, end = "@@B%s@@" % tag, "@@E%s@@" % tag
+        line = 'echo @@B""%s@@; %s; echo "@@E""%s@@ rc=$?"' % (tag, command, tag)
         if len(line) > 3000:
             raise ValueError("guest command too long for the console (%d chars)"
                              % len(line))

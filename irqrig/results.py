@@ -46,7 +46,8 @@ class RunSet:
         }
 
     def log_dir(self, scenario_label, variant, rep):
-        name = re.sub(r"[^A-Za-z0-9_.=,\[\]-]+", "-", scenario_label)
+        # Only characters that survive QEMU option syntax (no "," or "=").
+        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", scenario_label).strip("_")
         sub = "%s/%s%s" % (name, variant, "" if rep == 0 else "-r%d" % rep)
         return os.path.join(self.dir, "logs", sub)
 

@@ -7,11 +7,13 @@ hangs or fails a step ends with a verdict and its logs; the next one runs.
 import json
 import os
 import re
+import shutil
+import tempfile
 import time
 
 from irqrig import build_kernel, console, paths, qemu, variants
 from irqrig import sensorlog
-from irqrig.errors import GuestError, IrqrigError
+from irqrig.errors import GuestError, IrqrigError, MissingError
 from irqrig.util import log
 
 KVM_PROBE = os.path.join(paths.BUILD, "kvm-probe.json")
@@ -106,6 +108,7 @@ class Boot:
         self.steps = []
         self.con = None
         os.makedirs(log_dir, exist_ok=True)
+        self.sock_dir = None
 
     def qemu_config(self):
         q = self.scn["qemu"]
@@ -121,7 +124,7 @@ class Boot:
             icount=q["icount_shift"], machine=q["machine"], append=q["append"],
             sensor=sensor,
             sensor_log=os.path.join(self.log_dir, "sensor.log") if sensor else None,
-            qmp=os.path.join(self.log_dir, "qmp.sock"))
+            qmp=os.path.join(self.sock_dir, "qmp.sock"))
 
     # -- steps --------------------------------------------------------
 
@@ -158,10 +161,17 @@ class Boot:
                           "guest %s, qemu %d" % (info.get("cpus"), self.scn["qemu"]["cpus"]))
 
     def run(self):
+        # Unix socket paths are limited to 107 bytes: keep them short.
+        self.sock_dir = tempfile.mkdtemp(prefix="irqrig-")
         cfg = self.qemu_config()
-        for p in (cfg.qmp, cfg.sensor_log):
-            if p and os.path.exists(p):
-                os.unlink(p)
+        for p, what in ((cfg.kernel, "kernel"), (cfg.initrd, "initramfs"),
+                        (cfg.binary, "QEMU")):
+            if not os.path.exists(p):
+                shutil.rmtree(self.sock_dir, ignore_errors=True)
+                raise MissingError("%s for %s is not built (%s): run ./runner.py build %s"
+                                   % (what, self.variant.name, p, self.variant.name))
+        if cfg.sensor_log and os.path.exists(cfg.sensor_log):
+            os.unlink(cfg.sensor_log)
         result = {
             "variant": self.variant.name,
             "kernel": build_kernel.info(self.variant.name),
@@ -196,6 +206,7 @@ class Boot:
             result["error"] = str(e)
         finally:
             console.stop(child)
+            shutil.rmtree(self.sock_dir, ignore_errors=True)
             result["wall_s"] = round(time.monotonic() - t0, 2)
         self.finish(result)
         result["status"] = ("pass" if self.verdicts.ok else "fail") if status == "done" \

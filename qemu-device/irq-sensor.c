@@ -476,8 +476,10 @@ static void irq_sensor_raise(IrqSensorState *s, int64_t now)
     if (dropped) {
         s->cnt[CNT_DROPPED]++;
     }
+    /* "irq" false marks a dropped sample, whatever IRQ_EN says */
     irq_sensor_log(s, "raise", now, ",\"seq\":%u,\"value\":%u,\"irq\":%s",
-                   seq, IRQ_SENSOR_SAMPLE_VALUE(seq), irq ? "true" : "false");
+                   seq, IRQ_SENSOR_SAMPLE_VALUE(seq),
+                   dropped ? "false" : "true");
     if (irq) {
         s->cnt[CNT_IRQS]++;
         irq_sensor_notify(s);
@@ -552,9 +554,7 @@ static void irq_sensor_ack(IrqSensorState *s, unsigned stage, uint32_t seq)
     const char *why;
     uint64_t lat;
 
-    /* A sample is valid strictly before its deadline, even if the timer
-     * has not run yet.
-     */
+    /* valid strictly before the deadline, even if the timer has not run */
     irq_sensor_expire(s, now);
     why = irq_sensor_ack_error(s, stage, seq);
     if (why) {
@@ -626,7 +626,7 @@ static void irq_sensor_gen_schedule(IrqSensorState *s, int64_t now)
         break;
     case IRQ_SENSOR_MODE_POISSON: {
         /* u in (0, 1], so the gap is finite */
-        double u = ((irq_sensor_rand(s) >> 11) + 1) * 0x1.0p-53;
+        double u = ((irq_sensor_rand(s) >> 11) + 1) / (double)(1ULL << 53);
         double gap = -log(u) * (double)period + 0.5;
 
         s->gen_anchor = gap >= (double)(INT64_MAX - s->gen_anchor) ?
@@ -703,9 +703,13 @@ static bool irq_sensor_set_knob(IrqSensorState *s, IrqSensorKnob k,
     uint64_t mode;
 
     if (val < ki->min || val > ki->max) {
-        error_setg(errp, "irq-sensor: %s: %" PRIu64 " is out of range "
-                   "[%" PRIu64 ", %" PRIu64 "]", ki->name, val, ki->min,
-                   ki->max);
+        if (ki->max == (ki->type == KT_U64 ? UINT64_MAX : UINT32_MAX)) {
+            error_setg(errp, "irq-sensor: %s must be >= %" PRIu64
+                       ", not %" PRIu64, ki->name, ki->min, val);
+        } else {
+            error_setg(errp, "irq-sensor: %s must be %" PRIu64 "..%" PRIu64
+                       ", not %" PRIu64, ki->name, ki->min, ki->max, val);
+        }
         return false;
     }
     if (s->knob[k] == val) {

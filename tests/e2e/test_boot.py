@@ -1,0 +1,29 @@
+"""Real boots of 6.12-rt and 6.12-preempt: the smoke scenario."""
+
+import os
+import unittest
+
+from common import run_file
+
+from irqrig import selftest
+
+
+class SmokeTest(unittest.TestCase):
+    def test_smoke(self):
+        rs = run_file("smoke", "smoke", selftest.E2E_VARIANTS)
+        runs = rs.data["runs"]
+        self.assertEqual(sorted(r["variant"] for r in runs), sorted(selftest.E2E_VARIANTS))
+        for r in runs:
+            failed = [v for v in r["verdicts"] if not v["ok"]]
+            self.assertEqual(r["status"], "pass", "%s: %s" % (r["variant"], failed))
+            self.assertEqual(r["guest"]["model"],
+                             "rt" if r["variant"].endswith("-rt") else "preempt")
+            self.assertGreater(r["figures"]["cyclictest_max_us"], 0)
+            self.assertEqual(r["qemu"]["accel"], "tcg")
+            self.assertTrue(os.path.exists(r["logs"]["console"]))
+        for name in ("results.json", "summary.md", "junit.xml"):
+            self.assertTrue(os.path.exists(os.path.join(rs.dir, name)))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,93 @@
+"""The console protocol against a stand-in guest (no QEMU, no kernel)."""
+
+import os
+import tempfile
+import unittest
+
+from irqrig import console
+from irqrig.errors import GuestError
+
+FAKE = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_guest.py")]
+
+
+class ConsoleTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.log = os.path.join(self.tmp.name, "console.log")
+        self.child = None
+
+    def tearDown(self):
+        if self.child is not None:
+            console.stop(self.child)
+        self.tmp.cleanup()
+
+    def start(self, *extra):
+        self.child = console.spawn(FAKE + list(extra), self.log)
+        return console.Console(self.child, self.log)
+
+    def test_boot_commands_and_poweroff(self):
+        con = self.start()
+        info = con.wait_boot(10)
+        self.assertEqual(info, {"release": "6.12.0", "cpus": "2", "model": "rt",
+                                "irqsoft": "0"})
+        rc, out = con.run("echo hello; echo world")
+        self.assertEqual((rc, out), (0, "hello\nworld"))
+        rc, out = con.run("echo @@E2@@ rc=7; (exit 3)")
+        self.assertEqual(rc, 3, "a marker-like output must not end the command")
+        con.poweroff(10)
+        with open(self.log) as f:
+            self.assertIn("IRQRIG-POWEROFF", f.read())
+
+    def test_panic_at_boot_is_reported_with_log(self):
+        con = self.start("--panic-at-boot")
+        with self.assertRaises(GuestError) as cm:
+            con.wait_boot(10)
+        self.assertIn("kernel panic", str(cm.exception))
+        self.assertIn(self.log, str(cm.exception))
+
+    def test_panic_during_command(self):
+        con = self.start("--panic-on", "sysrq")
+        con.wait_boot(10)
+        with self.assertRaises(GuestError) as cm:
+            con.run("echo c > /proc/sysrq-trigger", timeout=10)
+        self.assertIn("kernel panic", str(cm.exception))
+
+    def test_boot_timeout(self):
+        con = self.start("--no-boot")
+        with self.assertRaises(GuestError) as cm:
+            con.wait_boot(1)
+        self.assertIn("did not boot within 1 s", str(cm.exception))
+
+    def test_command_timeout(self):
+        con = self.start()
+        con.wait_boot(10)
+        with self.assertRaises(GuestError) as cm:
+            con.run("sleep 30", timeout=1)
+        self.assertIn("timed out", str(cm.exception))
+
+    def test_scan_counts_bad_lines(self):
+        found = console.scan("ok\nWARNING: CPU: 0 PID: 1 at x\nBUG: sleeping function\n"
+                             "inconsistent lock state\nKernel panic - not syncing: x\n")
+        counts = {k: len(v) for k, v in found.items()}
+        self.assertEqual(counts, {"bug": 1, "warning": 1, "oops": 0, "lockdep": 1,
+                                  "panic": 1})
+
+    def test_stop_kills_only_its_child(self):
+        import subprocess
+        other = subprocess.Popen(["sleep", "30"])
+        try:
+            con = self.start()
+            con.wait_boot(10)
+            pid = self.child.pid
+            console.stop(self.child)
+            self.child = None
+            with self.assertRaises(ProcessLookupError):
+                os.kill(pid, 0)
+            self.assertIsNone(other.poll(), "an unrelated process was killed")
+        finally:
+            other.kill()
+            other.wait()
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,67 @@
+"""results/<run-id>/ files: JSON, summary, JUnit."""
+
+import json
+import os
+import tempfile
+import unittest
+import xml.etree.ElementTree as ET
+
+from irqrig import paths, results
+
+
+def fake_run(status, scenario="smoke", variant="6.12-rt"):
+    return {"scenario": scenario, "variant": variant, "status": status, "repeat": 0,
+            "boot_s": 2.5, "wall_s": 9.0,
+            "qemu": {"accel": "tcg", "icount_shift": None},
+            "figures": {"cyclictest_max_us": 120,
+                        "sensor": {"counts": {"lost": 0},
+                                   "latency_ns": {"hard": {"count": 3, "p50": 1000,
+                                                           "p99": 2000, "max": 3000}}}},
+            "verdicts": [{"name": "cpu count", "ok": status == "pass", "detail": "x"}],
+            "logs": {"console": "/x/console.log"}}
+
+
+class ResultsTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.old = paths.RESULTS
+        paths.RESULTS = self.tmp.name
+
+    def tearDown(self):
+        paths.RESULTS = self.old
+        self.tmp.cleanup()
+
+    def test_write_all_files(self):
+        rs = results.RunSet("smoke", ["runner.py", "run", "smoke"])
+        rs.add(fake_run("pass"))
+        rs.add(fake_run("fail", variant="6.12-preempt"))
+        for name in ("results.json", "summary.md", "junit.xml"):
+            self.assertTrue(os.path.exists(os.path.join(rs.dir, name)), name)
+        data = results.load(rs.dir)
+        self.assertEqual(data["schema"], results.SCHEMA_VERSION)
+        self.assertEqual(data["summary"], {"pass": 1, "fail": 1, "error": 0})
+        self.assertFalse(rs.ok)
+        with open(os.path.join(rs.dir, "summary.md")) as f:
+            md = f.read()
+        self.assertIn("| smoke | 6.12-rt | pass |", md)
+        self.assertIn("1.0/2.0/3.0", md)
+        root = ET.parse(os.path.join(rs.dir, "junit.xml")).getroot()
+        cases = root.findall(".//testcase")
+        self.assertEqual(len(cases), 2)
+        self.assertIsNotNone(cases[1].find("failure"))
+
+    def test_schema_mismatch_refused(self):
+        rs = results.RunSet("x", ["runner.py"])
+        rs.add(fake_run("pass"))
+        p = os.path.join(rs.dir, "results.json")
+        with open(p) as f:
+            d = json.load(f)
+        d["schema"] = 999
+        with open(p, "w") as f:
+            json.dump(d, f)
+        with self.assertRaises(ValueError):
+            results.load(rs.dir)
+
+
+if __name__ == "__main__":
+    unittest.main()

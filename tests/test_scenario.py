@@ -1,0 +1,104 @@
+"""Scenario schema: defaults, validation errors that name file and key, sweeps."""
+
+import glob
+import os
+import tempfile
+import unittest
+
+from irqrig import paths, scenario
+from irqrig.errors import ScenarioError
+
+
+def parse(text, name="t.toml"):
+    import tomllib
+    return scenario.parse(tomllib.loads(text), name)
+
+
+class ScenarioTest(unittest.TestCase):
+    def test_defaults(self):
+        (p,) = parse('variants = ["6.12-rt"]\n[[steps]]\ntype = "cyclictest"\n')
+        self.assertEqual(p.name, "t")
+        self.assertEqual(p["qemu"]["cpus"], 2)
+        self.assertEqual(p["qemu"]["accel"], "tcg")
+        self.assertIsNone(p["qemu"]["icount_shift"])
+        self.assertEqual(p["steps"][0]["duration_s"], 5.0)
+        self.assertEqual(p.variants(), ["6.12-rt"])
+
+    def test_default_variants_expand(self):
+        (p,) = parse('variants = ["default", "6.12-rt"]\n')
+        self.assertIn("6.12-rt", p.variants())
+        self.assertEqual(len(p.variants()), len(set(p.variants())))
+
+    def assertError(self, text, *fragments):
+        with self.assertRaises(ScenarioError) as cm:
+            parse(text, "bad.toml")
+        msg = str(cm.exception)
+        self.assertTrue(msg.startswith("bad.toml: "), msg)
+        for f in fragments:
+            self.assertIn(f, msg)
+
+    def test_unknown_key_is_named(self):
+        self.assertError("[qemu]\ncpu = 2\n", "qemu.cpu", "unknown key", "cpus")
+
+    def test_wrong_type(self):
+        self.assertError('[qemu]\ncpus = "two"\n', "qemu.cpus", "must be int")
+
+    def test_bool_is_not_int(self):
+        self.assertError("[qemu]\ncpus = true\n", "qemu.cpus")
+
+    def test_choice(self):
+        self.assertError('[qemu]\naccel = "hvf"\n', "qemu.accel", "tcg, kvm, auto")
+
+    def test_range(self):
+        self.assertError("[sensor]\nperiod_ns = 10\n", "sensor.period_ns", "minimum")
+
+    def test_unknown_variant(self):
+        self.assertError('variants = ["5.4-rt"]\n', "variants", "5.4-rt")
+
+    def test_step_type_required(self):
+        self.assertError("[[steps]]\nduration_s = 1\n", "steps[0].type", "required")
+
+    def test_shell_step_needs_command(self):
+        self.assertError('[[steps]]\ntype = "shell"\n', "steps[0].command")
+
+    def test_driver_needs_sensor(self):
+        self.assertError("[driver]\nload = true\n", "sensor.enabled")
+
+    def test_sweep(self):
+        points = parse('[sensor]\nenabled = true\n[driver]\nload = true\n'
+                       '[sweep]\n"driver.hog_length_us" = [0, 500]\n'
+                       '"sensor.period_ns" = [100000, 200000]\n')
+        self.assertEqual(len(points), 4)
+        self.assertEqual(points[1]["driver"]["hog_length_us"], 0)
+        self.assertEqual(points[1]["sensor"]["period_ns"], 200000)
+        self.assertEqual(points[3].label, "t[hog_length_us=500,period_ns=200000]")
+
+    def test_sweep_checks_values(self):
+        self.assertError('[sweep]\n"sensor.latch_depth" = [1, 99]\n', "sweep.sensor.latch_depth")
+        self.assertError('[sweep]\n"qemu.nope" = [1]\n', "sweep.qemu.nope")
+
+    def test_bad_toml_names_file(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
+            f.write("variants = [\n")
+        try:
+            with self.assertRaises(ScenarioError) as cm:
+                scenario.load(f.name)
+            self.assertIn(f.name, str(cm.exception))
+            self.assertIn("not valid TOML", str(cm.exception))
+        finally:
+            os.unlink(f.name)
+
+    def test_missing_file(self):
+        with self.assertRaises(ScenarioError) as cm:
+            scenario.load("no-such-scenario")
+        self.assertIn("no such scenario", str(cm.exception))
+
+    def test_shipped_scenarios_are_valid(self):
+        files = glob.glob(os.path.join(paths.SCENARIOS, "*.toml"))
+        self.assertTrue(files)
+        for f in files:
+            self.assertTrue(scenario.load(f), f)
+
+
+if __name__ == "__main__":
+    unittest.main()
