@@ -598,6 +598,21 @@ static void test_storm(void)
     step(s, 100000);
     g_assert_cmpuint(latch_count(s), ==, 0);
     g_assert_cmpuint(rd64(s, IRQ_SENSOR_REG_CNT_SAMPLES), ==, 22);
+
+    /* a sample lost at its deadline also keeps the storm going */
+    wr64(s, IRQ_SENSOR_REG_DEADLINE, 1000);
+    wr32(s, IRQ_SENSOR_REG_BURST_GAP, 5000);
+    t = now(s);
+    wr32(s, IRQ_SENSOR_REG_CTRL, IRQ_SENSOR_CTRL_RUN | IRQ_SENSOR_CTRL_IRQ_EN);
+    g_assert_cmpuint(head_seq(s), ==, 23);
+    step(s, 1000);
+    g_assert_cmpuint(latch_count(s), ==, 0);
+    g_assert_cmpuint(rd64(s, IRQ_SENSOR_REG_CNT_LOST_DEADLINE), ==, 1);
+    step(s, 4999);
+    g_assert_cmpuint(latch_count(s), ==, 0);
+    step(s, 1);
+    g_assert_cmpuint(head_seq(s), ==, 24);
+    g_assert_cmpuint(rd64(s, IRQ_SENSOR_REG_SAMPLE_T_RAISE), ==, t + 6000);
     sensor_stop(s);
 }
 
