@@ -52,6 +52,16 @@ struct irq_sensor_counters {
 	__u64 drv_samples;	/* samples taken from the device */
 	__u64 drv_ring_overflow;	/* samples dropped: ring full */
 	__u64 drv_hog_runs;	/* irq-off hog sections executed */
+	/* Appended after the first version; keep new fields at the end. */
+	__u64 drv_throttles;	/* storm throttles (CTRL.IRQ_EN off for 10 ms) */
+	__u64 drv_spurious;	/* invocations that saw STATUS.SPURIOUS */
+	__u64 drv_bad_values;	/* samples whose value != SAMPLE_VALUE(seq) */
+	__u64 drv_hard_refused;	/* hard acks the device refused (the head
+				 * expired between read and ack)
+				 */
+	__u64 drv_fifo_overflow;	/* samples dropped: stage-2 FIFO full */
+	__u64 drv_thread_acks;	/* stage-2 acks written by the worker */
+	__u64 drv_user_acks;	/* stage-3 acks written for ACK_USER */
 };
 
 /* The irq-off hog: an old driver's long local_irq_disable() section. */
@@ -70,5 +80,13 @@ struct irq_sensor_hog {
 #define IRQ_SENSOR_IOC_SET_HOG		_IOW(IRQ_SENSOR_IOC_MAGIC, 5, struct irq_sensor_hog)
 #define IRQ_SENSOR_IOC_FIRE		_IO(IRQ_SENSOR_IOC_MAGIC, 6)
 #define IRQ_SENSOR_IOC_CLEAR_STATS	_IO(IRQ_SENSOR_IOC_MAGIC, 7)
+/*
+ * RESET: CTRL.RESET, then the driver re-enables interrupts and empties its
+ * queues (the device returns to its defaults, generator off, seq from 1).
+ * KEEP_RUNNING (__u32, 0 or 1): with 1, the next last close leaves the
+ * generator running; any SET_CONFIG clears it again.
+ */
+#define IRQ_SENSOR_IOC_RESET		_IO(IRQ_SENSOR_IOC_MAGIC, 8)
+#define IRQ_SENSOR_IOC_KEEP_RUNNING	_IOW(IRQ_SENSOR_IOC_MAGIC, 9, __u32)
 
 #endif /* IRQ_SENSOR_UAPI_H */
