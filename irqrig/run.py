@@ -95,6 +95,10 @@ def json_lines(text):
     return out
 
 
+def s_mode(st, scn):
+    return st["mode"] or scn["sensor"]["mode"]
+
+
 class Boot:
     """One guest boot for one scenario point on one variant."""
 
@@ -107,6 +111,10 @@ class Boot:
         self.figures = {}
         self.steps = []
         self.con = None
+        self.guest = {}
+        self.background_load = False
+        # The test-only unsafe build (the seed article's self-deadlock).
+        self.module = scn["driver"]["module"]
         os.makedirs(log_dir, exist_ok=True)
         self.sock_dir = None
 
@@ -140,6 +148,88 @@ class Boot:
             prev = self.figures.get("cyclictest_max_us", 0)
             self.figures["cyclictest_max_us"] = max(prev, res["max_us"])
             self.figures["cyclictest_avg_us"] = res["avg_us"]
+        return {"command": cmd, "rc": rc, "result": res}
+
+    def insmod_args(self):
+        d = self.scn["driver"]
+        args = []
+        if d["nodelay"] and self.guest.get("irqsoft") == "1":
+            args.append("nodelay=1")
+        if d["hog_length_us"]:
+            args += ["hog_us=%d" % d["hog_length_us"], "hog_period_us=%d" % d["hog_period_us"],
+                     "hog_cpu=%d" % d["hog_cpu"]]
+        return args
+
+    def load_driver(self):
+        cmd = " ".join(["insmod", "/lib/modules/%s.ko" % self.module] + self.insmod_args())
+        rc, out = self.con.run(cmd, timeout=60)
+        self.verdicts.add("driver loaded (%s)" % self.module, rc == 0, out[-200:])
+        if rc == 0:
+            rc, out = self.con.run("test -c /dev/irq-sensor0", timeout=30)
+            self.verdicts.add("/dev/irq-sensor0 exists", rc == 0)
+        return rc == 0
+
+    def sensor_args(self, st):
+        s = dict(self.scn["sensor"])
+        s.update({k: v for k, v in st.items() if k in s and v is not None})
+        args = ["--mode", s["mode"], "--period-ns", str(s["period_ns"]),
+                "--jitter-ns", str(s["jitter_ns"]), "--burst-count", str(s["burst_count"]),
+                "--burst-gap-ns", str(s["burst_gap_ns"]), "--seed", str(s["seed"]),
+                "--deadline-ns", str(s["deadline_ns"]), "--latch", str(s["latch_depth"]),
+                "--spurious-every", str(s["spurious_every"]),
+                "--drop-every", str(s["drop_every"])]
+        if st["samples"]:
+            args += ["--samples", str(st["samples"])]
+        args += ["--duration", "%g" % st["duration_s"]]
+        return args
+
+    def step_sensor(self, st):
+        cmd = "sensor-read " + " ".join(self.sensor_args(st))
+        timeout = st["timeout_s"] or int(st["duration_s"]) + 120
+        rc, out = self.con.run(cmd, timeout=timeout)
+        res = next((j for j in json_lines(out) if j.get("tool") == "sensor-read"), None)
+        ok = res is not None and rc in (0, 1)
+        self.verdicts.add("sensor-read reported", ok, "rc=%d %s" % (rc, out[-300:] if not ok else ""))
+        if res:
+            self.verdicts.add("sample values intact", res.get("bad_values") == 0,
+                              "bad_values=%s" % res.get("bad_values"))
+            if st["contiguous"]:
+                self.verdicts.add("sensor-read: contiguous sequence (%s)" % s_mode(st, self.scn),
+                                  res.get("gaps") == 0 and res.get("samples", 0) > 0,
+                                  "samples=%s gaps=%s missing=%s" % (
+                                      res.get("samples"), res.get("gaps"), res.get("missing")))
+            reads = self.figures.setdefault("sensor_read", [])
+            reads.append({k: res.get(k) for k in ("samples", "gaps", "missing", "bad_values",
+                                                   "ring_overflows", "elapsed_s")})
+            self.figures["driver_counters"] = res.get("counters")
+        return {"command": cmd, "rc": rc, "result": res}
+
+    def step_rmmod_insmod(self, st):
+        results = []
+        for i in range(st["cycles"]):
+            rc1, out1 = self.con.run("rmmod %s" % self.module, timeout=60)
+            rc2 = 1
+            if rc1 == 0:
+                rc2, out2 = self.con.run(" ".join(["insmod", "/lib/modules/%s.ko" % self.module]
+                                                  + self.insmod_args()), timeout=60)
+            results.append({"rmmod": rc1, "insmod": rc2})
+            if rc1 or rc2:
+                break
+        ok = all(r["rmmod"] == 0 and r["insmod"] == 0 for r in results) \
+            and len(results) == st["cycles"]
+        self.verdicts.add("rmmod/insmod x%d clean" % st["cycles"], ok, str(results))
+        return {"cycles": results}
+
+    def step_load(self, st):
+        cmd = "loadgen --kind %s --duration %g" % (",".join(st["generators"]), st["duration_s"])
+        if st["background"]:
+            rc, out = self.con.run("(%s > /tmp/loadgen.out 2>&1 &)" % cmd, timeout=30)
+            self.background_load = True
+            return {"command": cmd, "background": True, "rc": rc}
+        rc, out = self.con.run(cmd, timeout=int(st["duration_s"]) + 120)
+        res = next((j for j in json_lines(out) if j.get("tool") == "loadgen"), None)
+        self.verdicts.add("loadgen %s ran" % ",".join(st["generators"]), rc == 0 and res is not None,
+                          out[-200:])
         return {"command": cmd, "rc": rc, "result": res}
 
     def step_shell(self, st):
@@ -189,7 +279,10 @@ class Boot:
             info = self.con.wait_boot(self.scn["boot_timeout_s"])
             result["boot_s"] = round(time.monotonic() - t0, 2)
             result["guest"] = info
+            self.guest = info
             self.check_boot(info)
+            if self.scn["driver"]["load"]:
+                self.load_driver()
             deadline = t0 + self.scn["timeout_s"]
             for st in self.scn["steps"]:
                 if time.monotonic() > deadline:
@@ -223,9 +316,30 @@ class Boot:
             bad = [line for v in found.values() for line in v]
             self.verdicts.add("console clean (no BUG/WARNING/Oops/lockdep/panic)",
                               not bad, "; ".join(bad[:3]))
-        if result["logs"].get("sensor") and os.path.exists(result["logs"]["sensor"]):
-            self.figures["sensor"] = sensorlog.summarize(result["logs"]["sensor"])
         exp = self.scn["expect"]
+        if result["logs"].get("sensor") and os.path.exists(result["logs"]["sensor"]):
+            sensor = sensorlog.summarize(result["logs"]["sensor"])
+            self.figures["sensor"] = sensor
+            if sensor["counts"]["raised"]:
+                self.verdicts.add("stage order t_raise <= hard <= thread <= user",
+                                  sensor["stage_order_errors"] == 0,
+                                  "%d samples out of order" % sensor["stage_order_errors"])
+            if exp["lost_max"] is not None:
+                lost = sensor["counts"]["lost"]
+                self.verdicts.add("samples lost <= %d" % exp["lost_max"], lost <= exp["lost_max"],
+                                  "lost %d (deadline %d, overflow %d)" % (
+                                      lost, sensor["counts"]["lost_deadline"],
+                                      sensor["counts"]["lost_overflow"]))
+            for stage, key in (("hard", "hard_p99_us"), ("hard", "hard_max_us"),
+                               ("thread", "thread_p99_us"), ("user", "user_p99_us")):
+                bound = exp[key]
+                if bound is None:
+                    continue
+                figure = "max" if key.endswith("max_us") else "p99"
+                value = sensor["latency_ns"][stage].get(figure)
+                self.verdicts.add("%s %s <= %g us" % (stage, figure, bound),
+                                  value is not None and value <= bound * 1000,
+                                  "%s ns" % value)
         if exp["cyclictest_max_us"] is not None and "cyclictest_max_us" in self.figures:
             self.verdicts.add("cyclictest max <= %d us" % exp["cyclictest_max_us"],
                               self.figures["cyclictest_max_us"] <= exp["cyclictest_max_us"],

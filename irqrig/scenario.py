@@ -64,7 +64,9 @@ SCHEMA = {
         "stuck_intx": Field(bool, False),
     },
     "driver": {
-        "load": Field(bool, False, doc="insmod irq_sensor.ko after boot"),
+        "load": Field(bool, False, doc="insmod the driver after boot"),
+        "module": Field(str, "irq_sensor", choices=["irq_sensor", "irq_sensor_unsafe"],
+                        doc="irq_sensor_unsafe: test-only soft-guarded build"),
         "nodelay": Field(bool, False, doc="ask for IRQF_NODELAY where the kernel has it"),
         "hog_length_us": Field(int, 0, lo=0, hi=1000000),
         "hog_period_us": Field(int, 10000, lo=1, hi=10000000),
@@ -101,8 +103,18 @@ STEP_SCHEMA = {
     "interval_us": Field(int, 1000, lo=50),
     "priority": Field(int, 90, lo=1, hi=99),
     "threads": Field(int, 0, lo=0, hi=8, doc="0: one per CPU"),
-    # sensor
+    # sensor: samples to read, and per-step overrides of [sensor] keys
     "samples": Field(int, 0, lo=0, doc="sensor-read: samples to read (0: duration)"),
+    "contiguous": Field(bool, False, doc="sensor: no sequence gaps allowed"),
+    "mode": Field(str, None, choices=SENSOR_MODES),
+    "period_ns": Field(int, None, lo=1000),
+    "jitter_ns": Field(int, None, lo=0, hi=2**32 - 1),
+    "burst_count": Field(int, None, lo=1, hi=2**32 - 1),
+    "burst_gap_ns": Field(int, None, lo=0, hi=2**32 - 1),
+    "deadline_ns": Field(int, None, lo=0),
+    "latch_depth": Field(int, None, lo=1, hi=16),
+    "spurious_every": Field(int, None, lo=0, hi=2**32 - 1),
+    "drop_every": Field(int, None, lo=0, hi=2**32 - 1),
     # shell
     "command": Field(str, None),
     "expect_rc": Field(int, 0),

@@ -1,0 +1,29 @@
+"""irq_sensor.ko in the guest on 6.12-rt and 6.12-preempt (scenarios/driver.toml)."""
+
+import unittest
+
+from common import run_file
+
+from irqrig import selftest
+
+
+class DriverTest(unittest.TestCase):
+    def test_driver_scenario(self):
+        rs = run_file("driver", "driver", selftest.E2E_VARIANTS)
+        for r in rs.data["runs"]:
+            failed = [v for v in r["verdicts"] if not v["ok"]]
+            self.assertEqual(r["status"], "pass", "%s: %s" % (r["variant"], failed))
+            sensor = r["figures"]["sensor"]
+            # Every stage was acknowledged, measured by the device.
+            for stage in ("hard", "thread", "user"):
+                self.assertGreater(sensor["latency_ns"][stage]["count"], 300, stage)
+            self.assertEqual(sensor["counts"]["lost"], 0)
+            self.assertEqual(sensor["counts"]["bad_acks"], 0)
+            self.assertGreater(sensor["counts"]["spurious"], 0, "spurious mode ran")
+            self.assertGreater(sensor["counts"]["dropped"], 0, "dropped mode ran")
+            reads = r["figures"]["sensor_read"]
+            self.assertGreater(reads[1]["samples"], reads[0]["samples"], "storm ran faster")
+
+
+if __name__ == "__main__":
+    unittest.main()
