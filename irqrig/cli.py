@@ -45,6 +45,18 @@ def cmd_test(args):
     return selftest.main(unit_only=args.unit, skip_e2e=args.no_e2e)
 
 
+def cmd_inventory(args):
+    from irqrig import build, inventory_cmd, results
+    names = args.variants or variants.DEFAULT_VARIANTS
+    if not args.no_build:
+        build.build(names, qemu=False)
+    out = results.new_run_dir("inventory")
+    rows, text, _ = inventory_cmd.run(names, out, lines=not args.no_lines)
+    print(text)
+    print("inventory: %s" % out)
+    return 0
+
+
 def parser():
     ap = argparse.ArgumentParser(prog="runner.py", description=__doc__)
     sub = ap.add_subparsers(dest="command", required=True)
@@ -72,6 +84,12 @@ def parser():
     p.add_argument("--variant", action="append", help="only these variants")
     p.add_argument("--no-build", action="store_true", help="use what is built")
     p.set_defaults(func=cmd_suite)
+
+    p = sub.add_parser("inventory", help="static cli inventory per variant (vmlinux)")
+    p.add_argument("variants", nargs="*")
+    p.add_argument("--no-build", action="store_true", help="use what is built")
+    p.add_argument("--no-lines", action="store_true", help="skip source lines (faster)")
+    p.set_defaults(func=cmd_inventory)
 
     p = sub.add_parser("test", help="the project's tests (build, unit, qtest, boots)")
     p.add_argument("--unit", action="store_true", help="unit tests only (no build)")
