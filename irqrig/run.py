@@ -11,7 +11,7 @@ import shutil
 import tempfile
 import time
 
-from irqrig import build_kernel, console, paths, qemu, variants
+from irqrig import build_kernel, console, gdbcheck, paths, qemu, variants
 from irqrig import sensorlog
 from irqrig.errors import GuestError, IrqrigError, MissingError
 from irqrig.util import log
@@ -113,6 +113,7 @@ class Boot:
         self.con = None
         self.guest = {}
         self.background_load = False
+        self.gdb_result = None
         # The test-only unsafe build (the seed article's self-deadlock).
         self.module = scn["driver"]["module"]
         os.makedirs(log_dir, exist_ok=True)
@@ -125,6 +126,7 @@ class Boot:
         if s["enabled"]:
             sensor = {"irq-mode": s["irq_mode"]}
         kdir = paths.kernel_dir(self.variant.name)
+        gdb = self.scn["gdb"]["check"]
         return qemu.QemuConfig(
             kernel=os.path.join(kdir, "arch", "x86", "boot", "bzImage"),
             initrd=paths.initramfs(self.variant.name),
@@ -132,7 +134,9 @@ class Boot:
             icount=q["icount_shift"], machine=q["machine"], append=q["append"],
             sensor=sensor,
             sensor_log=os.path.join(self.log_dir, "sensor.log") if sensor else None,
-            qmp=os.path.join(self.sock_dir, "qmp.sock"))
+            qmp=os.path.join(self.sock_dir, "qmp.sock"),
+            gdb=os.path.join(self.sock_dir, "gdb.sock") if gdb else None,
+            paused=gdb)
 
     # -- steps --------------------------------------------------------
 
@@ -238,6 +242,33 @@ class Boot:
                           "rc=%d, expected %d" % (rc, st["expect_rc"]))
         return {"command": st["command"], "rc": rc, "output": out[-2000:]}
 
+    def gdb_verdict(self, exp):
+        g = self.gdb_result
+        if g is None:
+            self.verdicts.add("gdb check produced a verdict", False,
+                              "no gdb-check.json (see gdb.log)")
+            return
+        longest = g.get("longest_window") or {}
+        self.figures["gdb"] = {
+            "mode": g["mode"], "distinct_sites": g["distinct_sites"], "stops": g["stops"],
+            "breakpoints": g["breakpoints"], "violations": g["violations"],
+            "static_cli": g["static"]["cli"], "static_sites": g["static"]["sites"],
+            "longest_window_insns": longest.get("instructions"),
+            "longest_window_at": longest.get("function"),
+            "wall_s": g["wall_s"],
+        }
+        if g["table"]:
+            limit = 0 if exp["violations_max"] is None else exp["violations_max"]
+            first = (g["violation_records"] or [{}])[0]
+            self.verdicts.add("gdb: cli only in allow-listed hard sections (<= %d violations)"
+                              % limit, g["violations"] <= limit,
+                              "%d violations, first at %s (%s)" % (
+                                  g["violations"], first.get("function"), first.get("task"))
+                              if g["violations"] else "")
+        else:
+            self.verdicts.add("gdb census ran (stock kernel: counts only)",
+                              g["distinct_sites"] > 0, "%d sites" % g["distinct_sites"])
+
     # -- the boot ------------------------------------------------------
 
     def check_boot(self, info):
@@ -274,7 +305,15 @@ class Boot:
         t0 = time.monotonic()
         child = console.spawn(cfg.argv(), result["logs"]["console"])
         status = "error"
+        check = None
         try:
+            if cfg.gdb:
+                result["logs"]["gdb"] = os.path.join(self.log_dir, "gdb.log")
+                check = gdbcheck.GdbCheck(self.variant.name, cfg.gdb,
+                                          os.path.join(self.log_dir, "gdb-check.json"),
+                                          result["logs"]["gdb"],
+                                          census=not self.variant.patchsets)
+                check.start()
             self.con = console.Console(child, result["logs"]["console"])
             info = self.con.wait_boot(self.scn["boot_timeout_s"])
             result["boot_s"] = round(time.monotonic() - t0, 2)
@@ -299,6 +338,8 @@ class Boot:
             result["error"] = str(e)
         finally:
             console.stop(child)
+            if check is not None:
+                self.gdb_result = check.finish()
             shutil.rmtree(self.sock_dir, ignore_errors=True)
             result["wall_s"] = round(time.monotonic() - t0, 2)
         self.finish(result)
@@ -317,6 +358,8 @@ class Boot:
             self.verdicts.add("console clean (no BUG/WARNING/Oops/lockdep/panic)",
                               not bad, "; ".join(bad[:3]))
         exp = self.scn["expect"]
+        if self.scn["gdb"]["check"]:
+            self.gdb_verdict(exp)
         if result["logs"].get("sensor") and os.path.exists(result["logs"]["sensor"]):
             sensor = sensorlog.summarize(result["logs"]["sensor"])
             self.figures["sensor"] = sensor

@@ -1,0 +1,1 @@
+"""irqrig's gdb package: inventory (no gdb needed), check and commands."""
