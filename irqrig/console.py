@@ -29,6 +29,7 @@ BAD_PATTERNS = {
     "oops": re.compile(r"\bOops\b|general protection fault"),
     "lockdep": re.compile(r"possible (recursive |circular |irq )?locking|"
                           r"inconsistent lock state|possible deadlock|"
+                          r"possible irqsoft deadlock|"
                           r"INFO: task .* blocked for more than|"
                           r"soft lockup|hard LOCKUP|rcu_preempt detected stalls|"
                           r"rcu: INFO: .* detected stalls"),

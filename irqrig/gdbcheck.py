@@ -26,7 +26,7 @@ class GdbCheck:
     def argv(self):
         kdir = paths.kernel_dir(self.variant)
         return ["gdb", "-batch", "-nx",
-                "-ex", "set pagination off", "-ex", "set confirm off",
+                "-ex", "set pagination off", "-ex", "set remotetimeout 60", "-ex", "set confirm off",
                 "-ex", "set auto-load safe-path /",
                 "-ex", "file %s" % os.path.join(kdir, "vmlinux"),
                 "-ex", "source %s" % os.path.join(kdir, "vmlinux-gdb.py"),

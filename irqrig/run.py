@@ -11,7 +11,8 @@ import shutil
 import tempfile
 import time
 
-from irqrig import build_kernel, console, gdbcheck, paths, qemu, variants
+from irqrig import build_driver, build_kernel, console, gdbcheck, gdbfire, paths, qemu
+from irqrig import variants
 from irqrig import sensorlog
 from irqrig.errors import GuestError, IrqrigError, MissingError
 from irqrig.util import log
@@ -126,7 +127,8 @@ class Boot:
         if s["enabled"]:
             sensor = {"irq-mode": s["irq_mode"]}
         kdir = paths.kernel_dir(self.variant.name)
-        gdb = self.scn["gdb"]["check"]
+        check = self.scn["gdb"]["check"]
+        gdb = check or any(st["type"] == "gdb-fire" for st in self.scn["steps"])
         return qemu.QemuConfig(
             kernel=os.path.join(kdir, "arch", "x86", "boot", "bzImage"),
             initrd=paths.initramfs(self.variant.name),
@@ -136,7 +138,7 @@ class Boot:
             sensor_log=os.path.join(self.log_dir, "sensor.log") if sensor else None,
             qmp=os.path.join(self.sock_dir, "qmp.sock"),
             gdb=os.path.join(self.sock_dir, "gdb.sock") if gdb else None,
-            paused=gdb)
+            paused=check)
 
     # -- steps --------------------------------------------------------
 
@@ -236,6 +238,29 @@ class Boot:
                           out[-200:])
         return {"command": cmd, "rc": rc, "result": res}
 
+    def step_gdb_fire(self, st):
+        rc, out = self.con.run("cat /sys/module/%s/sections/.text" % self.module, timeout=30)
+        words = out.split()
+        if rc or not words:
+            self.verdicts.add("gdb-fire: module text address", False, out[-200:])
+            return {"rc": rc}
+        base = int(words[-1], 16)
+        ko = os.path.join(build_driver.out_dir(self.variant.name), "irq_sensor",
+                          self.module + ".ko")
+        addr = base + gdbfire.fire_offset(ko)
+        fire = gdbfire.GdbFire(self.cfg.gdb, addr, st["fires"],
+                               os.path.join(self.log_dir, "gdb-fire.log"))
+        fire.start()
+        cmd = "sensor-read --mode manual --passive --duration %g --latch 16" % st["duration_s"]
+        rc, out = self.con.run(cmd, timeout=st["timeout_s"] or int(st["duration_s"]) + 120)
+        fired = fire.finish()
+        res = next((j for j in json_lines(out) if j.get("tool") == "sensor-read"), None)
+        self.verdicts.add("gdb-fire: fired from inside the hog", fired > 0,
+                          "fired %d of %d" % (fired, st["fires"]))
+        self.figures["gdb_fire"] = {"fired": fired, "address": "0x%x" % addr,
+                                    "samples_read": res and res.get("samples")}
+        return {"command": cmd, "rc": rc, "fired": fired, "result": res}
+
     def step_shell(self, st):
         rc, out = self.con.run(st["command"], timeout=st["timeout_s"] or 120)
         self.verdicts.add("shell: %s" % st["command"][:60], rc == st["expect_rc"],
@@ -284,7 +309,7 @@ class Boot:
     def run(self):
         # Unix socket paths are limited to 107 bytes: keep them short.
         self.sock_dir = tempfile.mkdtemp(prefix="irqrig-")
-        cfg = self.qemu_config()
+        cfg = self.cfg = self.qemu_config()
         for p, what in ((cfg.kernel, "kernel"), (cfg.initrd, "initramfs"),
                         (cfg.binary, "QEMU")):
             if not os.path.exists(p):
@@ -345,7 +370,30 @@ class Boot:
         self.finish(result)
         result["status"] = ("pass" if self.verdicts.ok else "fail") if status == "done" \
             else "error"
+        if self.scn["expect"]["expect_failure"]:
+            self.judge_expected_failure(result)
         return result
+
+    def judge_expected_failure(self, result):
+        """A negative scenario passes when the rig detects the failure."""
+        want = self.scn["expect"]["expect_failure"]
+        console_found = self.figures.get("console", {})
+        error = result.get("error") or ""
+        detected = {
+            "lockdep": console_found.get("lockdep", 0) > 0,
+            "hang": result["status"] == "error" and ("timed out" in error
+                                                     or "did not" in error),
+            "violation": (self.figures.get("gdb") or {}).get("violations", 0) > 0,
+        }
+        hit = [k for k, v in detected.items() if v] if want == "any" else \
+            ([want] if detected[want] else [])
+        for v in self.verdicts.items:
+            v["expected_failure_context"] = True
+        self.verdicts.items.insert(0, {
+            "name": "expected failure detected (%s)" % want, "ok": bool(hit),
+            "detail": "detected: %s" % (", ".join(hit) or "nothing")})
+        result["expected_failure"] = {"want": want, "detected": detected}
+        result["status"] = "pass" if hit else "fail"
 
     def finish(self, result):
         """Console scan and device figures, after QEMU has exited."""

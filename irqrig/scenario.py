@@ -123,6 +123,8 @@ STEP_SCHEMA = {
     "background": Field(bool, False, doc="load: keep running during the next steps"),
     # rmmod-insmod
     "cycles": Field(int, 2, lo=1, hi=100),
+    # gdb-fire
+    "fires": Field(int, 10, lo=1, hi=1000, doc="gdb-fire: interrupts fired from the hog"),
 }
 
 
@@ -276,7 +278,12 @@ def parse(raw, path="<scenario>"):
             _err(path, "sweep." + key, "must be a non-empty list of values")
         for v in values:
             _check(path, "sweep." + key, field, v)
-    if (data["driver"]["load"] or any(s["type"] == "sensor" for s in data["steps"])) \
+    fire = any(s["type"] == "gdb-fire" for s in data["steps"])
+    if fire and data["gdb"]["check"]:
+        _err(path, "gdb.check", "cannot be combined with a gdb-fire step (one gdbstub client)")
+    if fire and not (data["driver"]["load"] and data["driver"]["hog_length_us"]):
+        _err(path, "driver.hog_length_us", "a gdb-fire step needs the driver loaded with a hog")
+    if (data["driver"]["load"] or fire or any(s["type"] == "sensor" for s in data["steps"])) \
             and not data["sensor"]["enabled"]:
         _err(path, "sensor.enabled", "must be true when the driver or a sensor step is used")
     points = []

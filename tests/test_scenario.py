@@ -100,5 +100,17 @@ class ScenarioTest(unittest.TestCase):
             self.assertTrue(scenario.load(f), f)
 
 
+class ReadmeTest(unittest.TestCase):
+    def test_every_key_documented(self):
+        with open(os.path.join(paths.SCENARIOS, "README.md")) as f:
+            text = f.read()
+        keys = []
+        for k, v in scenario.SCHEMA.items():
+            keys += list(v) if isinstance(v, dict) else [k]
+        keys += list(scenario.STEP_SCHEMA)
+        missing = [k for k in keys if "`%s`" % k not in text]
+        self.assertEqual(missing, [], "undocumented scenario keys")
+
+
 if __name__ == "__main__":
     unittest.main()

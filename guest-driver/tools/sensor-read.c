@@ -67,6 +67,7 @@ struct options {
 	double duration_s;		/* 0: not given */
 	double timeout_s;
 	int no_ack;
+	int passive;		/* manual mode: the host fires, not us */
 	int keep_running;
 	int clear_stats;
 	int reset;
@@ -120,6 +121,7 @@ static void print_usage(FILE *f)
 		"  --duration SECONDS    stop after this long\n"
 		"  --timeout SECONDS     give up on --samples after this long (default 60)\n"
 		"  --no-ack              do not acknowledge stage 3 (user)\n"
+		"  --passive             manual mode: do not fire, read what the host fires\n"
 		"  --keep-running        leave the generator on at the end\n"
 		"  --clear-stats         zero device and driver counters first\n"
 		"  --reset               reset the device first (seq restarts at 1)\n"
@@ -177,7 +179,7 @@ static double parse_seconds(const char *opt, const char *s)
 enum {
 	OPT_DEV = 256, OPT_MODE, OPT_PERIOD, OPT_JITTER, OPT_BURST_COUNT,
 	OPT_BURST_GAP, OPT_SEED, OPT_DEADLINE, OPT_LATCH, OPT_SPURIOUS,
-	OPT_DROP, OPT_SAMPLES, OPT_DURATION, OPT_TIMEOUT, OPT_NO_ACK,
+	OPT_DROP, OPT_SAMPLES, OPT_DURATION, OPT_TIMEOUT, OPT_NO_ACK, OPT_PASSIVE,
 	OPT_KEEP, OPT_CLEAR, OPT_RESET, OPT_HOG_US, OPT_HOG_PERIOD, OPT_HOG_CPU, OPT_QUIET,
 	OPT_HELP,
 };
@@ -198,6 +200,7 @@ static const struct option long_opts[] = {
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "no-ack", no_argument, NULL, OPT_NO_ACK },
+	{ "passive", no_argument, NULL, OPT_PASSIVE },
 	{ "keep-running", no_argument, NULL, OPT_KEEP },
 	{ "clear-stats", no_argument, NULL, OPT_CLEAR },
 	{ "reset", no_argument, NULL, OPT_RESET },
@@ -284,6 +287,9 @@ static void parse_args(int argc, char **argv, struct options *o)
 			break;
 		case OPT_NO_ACK:
 			o->no_ack = 1;
+			break;
+		case OPT_PASSIVE:
+			o->passive = 1;
 			break;
 		case OPT_KEEP:
 			o->keep_running = 1;
@@ -399,7 +405,7 @@ static int run(int fd, const struct options *o, struct results *r)
 {
 	struct irq_sensor_sample buf[READ_BATCH];
 	double end, last_fire = 0, t;
-	int manual = o->cfg.mode == IRQ_SENSOR_MODE_MANUAL;
+	int manual = o->cfg.mode == IRQ_SENSOR_MODE_MANUAL && !o->passive;
 	int fire_pending = 0;
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 
