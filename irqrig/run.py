@@ -332,7 +332,7 @@ class Boot:
         status = "error"
         check = None
         try:
-            if cfg.gdb:
+            if self.scn["gdb"]["check"]:
                 result["logs"]["gdb"] = os.path.join(self.log_dir, "gdb.log")
                 check = gdbcheck.GdbCheck(self.variant.name, cfg.gdb,
                                           os.path.join(self.log_dir, "gdb-check.json"),
