@@ -57,6 +57,26 @@ def cmd_inventory(args):
     return 0
 
 
+def cmd_compare(args):
+    from irqrig import compare, results
+    res = compare.compare(args.base, args.new, args.variants)
+    out = results.new_run_dir("compare")
+    compare.write(res, out)
+    print(results.table(res["rows"]) if res["rows"] else "(nothing in common)")
+    print("%d regression(s), %d improvement(s) -- %s" % (res["regressions"],
+                                                         res["improvements"], out))
+    return 1 if res["regressions"] else 0
+
+
+def cmd_report(args):
+    from irqrig import report
+    made = report.make(args.results)
+    for p in made:
+        print(p)
+    print("report: %d plot(s)" % len(made))
+    return 0
+
+
 def parser():
     ap = argparse.ArgumentParser(prog="runner.py", description=__doc__)
     sub = ap.add_subparsers(dest="command", required=True)
@@ -90,6 +110,17 @@ def parser():
     p.add_argument("--no-build", action="store_true", help="use what is built")
     p.add_argument("--no-lines", action="store_true", help="skip source lines (faster)")
     p.set_defaults(func=cmd_inventory)
+
+    p = sub.add_parser("compare", help="regressions between two result sets")
+    p.add_argument("base", help="results/<run-id> (or its results.json)")
+    p.add_argument("new")
+    p.add_argument("--variants", metavar="A:B",
+                   help="compare variant A in BASE with variant B in NEW, by scenario")
+    p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("report", help="plots for a result set")
+    p.add_argument("results", help="results/<run-id>")
+    p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("test", help="the project's tests (build, unit, qtest, boots)")
     p.add_argument("--unit", action="store_true", help="unit tests only (no build)")

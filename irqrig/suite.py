@@ -88,6 +88,16 @@ def _kernel_initrd(variant):
 
 
 def report(rs):
+    from irqrig import report as plots
+    try:
+        made = plots.make(rs.dir)
+    except (ImportError, OSError, ValueError) as e:
+        made = []
+        log("report: plots skipped: %s" % e)
+    if made:
+        rs.data["sections"] = [{"title": "Plots", "text": "\n".join(
+            "![%s](%s)" % (os.path.basename(p), os.path.relpath(p, rs.dir)) for p in made)}]
+        rs.write()
     print()
     print(results.table(results.summary_rows(rs.data)))
     s = rs.data["summary"]
