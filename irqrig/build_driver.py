@@ -71,6 +71,7 @@ def dependencies(name):
     deps = [paths.INCLUDE, os.path.abspath(__file__)]
     deps += glob.glob(os.path.join(paths.INCLUDE, "*"))
     for src in MODULE_DIRS.values():
-        deps.append(src)
+        # The parent too: it changes when a module directory is added.
+        deps += [src, os.path.dirname(src)]
         deps += glob.glob(os.path.join(src, "*"))
     return deps

@@ -77,6 +77,13 @@ def cmd_report(args):
     return 0
 
 
+def cmd_gdb(args):
+    from irqrig import build, gdbsession
+    if not args.no_build:
+        build.build([args.variant])
+    return gdbsession.run(args.variant, args.scenario)
+
+
 def parser():
     ap = argparse.ArgumentParser(prog="runner.py", description=__doc__)
     sub = ap.add_subparsers(dest="command", required=True)
@@ -121,6 +128,12 @@ def parser():
     p = sub.add_parser("report", help="plots for a result set")
     p.add_argument("results", help="results/<run-id>")
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("gdb", help="boot a variant paused under gdb with irqrig's commands")
+    p.add_argument("variant")
+    p.add_argument("scenario", nargs="?", help="take QEMU and sensor settings from it")
+    p.add_argument("--no-build", action="store_true", help="use what is built")
+    p.set_defaults(func=cmd_gdb)
 
     p = sub.add_parser("test", help="the project's tests (build, unit, qtest, boots)")
     p.add_argument("--unit", action="store_true", help="unit tests only (no build)")

@@ -70,15 +70,27 @@ class Console:
         except OSError:
             return ""
 
-    def wait_boot(self, timeout):
+    def wait_boot(self, timeout, shell=True):
         """Wait for init's boot line; returns its key=value fields."""
         i = self._expect([BOOT_RE.pattern, PANIC_RE], timeout,
                          "guest did not boot within %d s" % timeout)
         if i == 1:
             self._fail("kernel panic during boot: %s" % self.child.after)
         info = parse_kv(self.child.match.group(1))
-        self._expect([r"irqrig# "], 30, "no shell prompt after boot")
+        if shell:
+            self._expect([r"irqrig# "], 30, "no shell prompt after boot")
         return info
+
+    def wait_poweroff(self, timeout):
+        """A batch boot: wait until the guest has run its script and is off."""
+        i = self._expect(["IRQRIG-POWEROFF", PANIC_RE], timeout,
+                         "batch run did not finish within %d s" % timeout)
+        if i == 1:
+            self._fail("kernel panic: %s" % self.child.after)
+        try:
+            self.child.expect(pexpect.EOF, timeout=60)
+        except pexpect.TIMEOUT:
+            self._fail("guest did not power off after its batch script")
 
     def _expect(self, patterns, timeout, timeout_msg):
         try:
@@ -119,6 +131,51 @@ class Console:
             self.child.expect(pexpect.EOF, timeout=timeout)
         except pexpect.TIMEOUT:
             self._fail("guest did not power off within %d s" % timeout)
+
+
+class RecordingConsole:
+    """Collects the commands steps would run, for a batch boot (no output)."""
+
+    def __init__(self):
+        self.commands = []
+
+    def run(self, command, timeout=60):
+        self.commands.append(command)
+        return 0, ""
+
+
+class ReplayConsole:
+    """Hands steps the results a batch boot printed, in order."""
+
+    def __init__(self, results):
+        self.results = list(results)
+
+    def run(self, command, timeout=60):
+        if not self.results:
+            raise GuestError("batch run ended before command %r" % command)
+        return self.results.pop(0)
+
+
+def batch_script(commands, token):
+    """The guest script of a batch boot: every command framed by markers."""
+    lines = []
+    for n, cmd in enumerate(commands, 1):
+        tag = "%d.%s" % (n, token)
+        lines.append('echo @@B%s@@; %s; echo "@@E%s@@ rc=$?"' % (tag, cmd, tag))
+    return "\n".join(lines) + "\n"
+
+
+def parse_batch(text, count, token):
+    """[(rc, output)] for the commands of a batch boot, from its console log."""
+    text = text.replace("\r\n", "\n")
+    out = []
+    for n in range(1, count + 1):
+        tag = re.escape("%d.%s" % (n, token))
+        m = re.search(r"@@B%s@@\n(.*?)@@E%s@@ rc=(\d+)" % (tag, tag), text, re.S)
+        if not m:
+            break
+        out.append((int(m.group(2)), m.group(1).strip("\n")))
+    return out
 
 
 def spawn(argv, log_path, env=None):

@@ -4,6 +4,7 @@ One boot per (scenario point, variant, repetition).  A boot that panics,
 hangs or fails a step ends with a verdict and its logs; the next one runs.
 """
 
+import base64
 import json
 import os
 import re
@@ -306,10 +307,40 @@ class Boot:
         self.verdicts.add("cpu count", info.get("cpus") == str(self.scn["qemu"]["cpus"]),
                           "guest %s, qemu %d" % (info.get("cpus"), self.scn["qemu"]["cpus"]))
 
+    def run_steps(self):
+        if self.scn["driver"]["load"]:
+            self.load_driver()
+        deadline = time.monotonic() + self.scn["timeout_s"]
+        for st in self.scn["steps"]:
+            if time.monotonic() > deadline:
+                raise GuestError("scenario timeout (%d s) reached before step %s"
+                                 % (self.scn["timeout_s"], st["type"]))
+            fn = getattr(self, "step_" + st["type"].replace("-", "_"), None)
+            if fn is None:
+                raise IrqrigError("step type %r is not implemented" % st["type"])
+            self.steps.append(dict(fn(st), type=st["type"]))
+
+    def plan_batch(self):
+        """Pass 1 of a batch boot: the commands the steps will run."""
+        rec = console.RecordingConsole()
+        self.con, self.guest = rec, {"irqsoft": "1" if self.variant.patchsets else "0"}
+        self.run_steps()
+        self.verdicts, self.figures, self.steps = Verdicts(), {}, []
+        token = os.urandom(4).hex()
+        script = console.batch_script(rec.commands, token)
+        encoded = base64.b64encode(script.encode()).decode()
+        if len(encoded) > 1500:
+            raise IrqrigError("batch scenario %s: script too long for the kernel command "
+                              "line (%d bytes encoded)" % (self.scn.name, len(encoded)))
+        return rec.commands, token, encoded
+
     def run(self):
         # Unix socket paths are limited to 107 bytes: keep them short.
         self.sock_dir = tempfile.mkdtemp(prefix="irqrig-")
         cfg = self.cfg = self.qemu_config()
+        batch = self.plan_batch() if self.scn["batch"] else None
+        if batch:
+            cfg.append = (cfg.append + " irqrig.batch=" + batch[2]).strip()
         for p, what in ((cfg.kernel, "kernel"), (cfg.initrd, "initramfs"),
                         (cfg.binary, "QEMU")):
             if not os.path.exists(p):
@@ -339,24 +370,28 @@ class Boot:
                                           result["logs"]["gdb"],
                                           census=not self.variant.patchsets)
                 check.start()
-            self.con = console.Console(child, result["logs"]["console"])
-            info = self.con.wait_boot(self.scn["boot_timeout_s"])
+            live = console.Console(child, result["logs"]["console"])
+            self.con = live
+            info = live.wait_boot(self.scn["boot_timeout_s"], shell=batch is None)
             result["boot_s"] = round(time.monotonic() - t0, 2)
             result["guest"] = info
             self.guest = info
             self.check_boot(info)
-            if self.scn["driver"]["load"]:
-                self.load_driver()
-            deadline = t0 + self.scn["timeout_s"]
-            for st in self.scn["steps"]:
-                if time.monotonic() > deadline:
-                    raise GuestError("scenario timeout (%d s) reached before step %s"
-                                     % (self.scn["timeout_s"], st["type"]))
-                fn = getattr(self, "step_" + st["type"].replace("-", "_"), None)
-                if fn is None:
-                    raise IrqrigError("step type %r is not implemented" % st["type"])
-                self.steps.append(dict(fn(st), type=st["type"]))
-            self.con.poweroff()
+            if batch:
+                commands, token, _ = batch
+                live.wait_poweroff(self.scn["timeout_s"])
+                with open(result["logs"]["console"], encoding="utf-8",
+                          errors="replace") as f:
+                    done = console.parse_batch(f.read(), len(commands), token)
+                self.con = console.ReplayConsole(done)
+                if len(done) < len(commands):
+                    raise GuestError("batch run stopped after %d of %d commands (console "
+                                     "log: %s)" % (len(done), len(commands),
+                                                   result["logs"]["console"]))
+                self.run_steps()
+            else:
+                self.run_steps()
+                live.poweroff()
             status = "done"
         except GuestError as e:
             self.verdicts.add("guest ran to the end", False, str(e).splitlines()[0])

@@ -37,6 +37,8 @@ SCHEMA = {
     "repeat": Field(int, 1, lo=1, hi=100, doc="runs per variant and sweep point"),
     "timeout_s": Field(int, 600, lo=10, hi=7200, doc="limit for one boot, all steps"),
     "boot_timeout_s": Field(int, 180, lo=5, hi=1800),
+    "batch": Field(bool, False, doc="run all steps from the kernel command line, no console "
+                                    "input: with icount, identical runs give identical logs"),
     "tier": Field(str, "full", choices=["ci", "full"],
                   doc="ci: part of the test command's short tier"),
     "qemu": {
@@ -85,6 +87,8 @@ SCHEMA = {
         "thread_p99_us": Field(float, None, lo=0),
         "user_p99_us": Field(float, None, lo=0),
         "violations_max": Field(int, None, lo=0, doc="gdb check violations, at most"),
+        "identical_repeats": Field(bool, False, doc="repeats must give byte-identical "
+                                                    "device event logs (batch + icount)"),
         "expect_failure": Field(str, None, choices=["lockdep", "hang", "violation", "any"],
                                 doc="negative scenario: this failure must be detected"),
     },
@@ -279,6 +283,8 @@ def parse(raw, path="<scenario>"):
         for v in values:
             _check(path, "sweep." + key, field, v)
     fire = any(s["type"] == "gdb-fire" for s in data["steps"])
+    if data["batch"] and (fire or data["gdb"]["check"]):
+        _err(path, "batch", "cannot be combined with gdb (the runner must talk to the guest)")
     if fire and data["gdb"]["check"]:
         _err(path, "gdb.check", "cannot be combined with a gdb-fire step (one gdbstub client)")
     if fire and not (data["driver"]["load"] and data["driver"]["hog_length_us"]):

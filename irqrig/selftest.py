@@ -17,8 +17,10 @@ import unittest
 from irqrig import build, paths
 from irqrig.util import log
 
-# Variants the end-to-end tests boot.
-E2E_VARIANTS = ["6.12-rt", "6.12-preempt"]
+# Variants the smoke and driver end-to-end tests boot; the gdb and irqsoft
+# tests also boot the patched variants.
+E2E_VARIANTS = ["6.12-rt", "6.12-preempt", "6.12-rt-irqsoft-debug"]
+BUILD_VARIANTS = E2E_VARIANTS + ["6.12-rt-irqsoft"]
 
 
 def _unittests(start, pattern, label, top=None):
@@ -50,7 +52,7 @@ def main(unit_only=False, skip_e2e=False):
     t0 = time.monotonic()
     totals = []
     if not unit_only:
-        build.build(E2E_VARIANTS)
+        build.build(BUILD_VARIANTS)
     totals.append(("unit",) + _unittests(os.path.join(paths.ROOT, "tests"), "test_*.py",
                                          "runner unit tests", paths.ROOT))
     if not unit_only:

@@ -76,10 +76,35 @@ def execute(points, label, argv, only_variants=None, do_build=True):
                   "scenario_file": os.path.relpath(p.path, paths.ROOT),
                   "params": p.params, "repeat": rep, "config": p.data})
         rs.add(r)
+        if rep > 0 and p["expect"]["identical_repeats"]:
+            check_identical(rs, r)
         failed = [x["name"] for x in r["verdicts"] if not x["ok"]]
         log("[%d/%d] %s on %s: %s%s" % (i, len(todo), p.label, v, r["status"].upper(),
                                         (" (" + "; ".join(failed) + ")") if failed else ""))
+    rs.write()
     return rs
+
+
+def _digest(path):
+    import hashlib
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return None
+
+
+def check_identical(rs, run):
+    """A repeat's device event log must equal the first run's, byte for byte."""
+    first = next(r for r in rs.data["runs"] if r["scenario"] == run["scenario"]
+                 and r["variant"] == run["variant"] and r["repeat"] == 0)
+    a = _digest((first.get("logs") or {}).get("sensor", ""))
+    b = _digest((run.get("logs") or {}).get("sensor", ""))
+    ok = a is not None and a == b
+    run["verdicts"].append({"name": "device event log identical to run #0", "ok": ok,
+                            "detail": "sha256 %s vs %s" % ((a or "-")[:12], (b or "-")[:12])})
+    if not ok and run["status"] == "pass":
+        run["status"] = "fail"
 
 
 def _kernel_initrd(variant):

@@ -89,5 +89,28 @@ class ConsoleTest(unittest.TestCase):
             other.wait()
 
 
+class BatchTest(unittest.TestCase):
+    def test_script_and_parse_round_trip(self):
+        import subprocess
+        script = console.batch_script(["echo one", "echo two; (exit 4)", "true"], "abcd")
+        out = subprocess.run(["/bin/sh", "-c", script], capture_output=True, text=True).stdout
+        noisy = out.replace("two\n", "two\nsome kernel line\n")
+        got = console.parse_batch(noisy, 3, "abcd")
+        self.assertEqual(got, [(0, "one"), (4, "two\nsome kernel line"), (0, "")])
+
+    def test_parse_stops_at_missing_command(self):
+        script = console.batch_script(["echo a", "echo b"], "t")
+        import subprocess
+        out = subprocess.run(["/bin/sh", "-c", script.splitlines()[0]], capture_output=True,
+                             text=True).stdout
+        self.assertEqual(console.parse_batch(out, 2, "t"), [(0, "a")])
+
+    def test_replay_console(self):
+        rc = console.ReplayConsole([(0, "x")])
+        self.assertEqual(rc.run("anything"), (0, "x"))
+        with self.assertRaises(GuestError):
+            rc.run("more")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -35,11 +35,15 @@ SEED = {"PREEMPT": 1138, "PREEMPT_RT": 224, "RT_IRQ_DISABLE": 69}
 
 
 def _objdump(path):
+    """Disassembly lines (with relocations) of an image, streamed."""
     proc = subprocess.Popen(["objdump", "-d", "--no-show-raw-insn", "-r", path],
                             stdout=subprocess.PIPE, text=True, errors="replace")
-    yield from proc.stdout
-    if proc.wait():
-        raise RuntimeError("objdump failed on %s" % path)
+    try:
+        yield from proc.stdout
+    finally:
+        proc.stdout.close()
+        if proc.wait() and proc.returncode > 0:
+            raise RuntimeError("objdump failed on %s" % path)
 
 
 def read_table(elf):

@@ -5,7 +5,7 @@ import unittest
 
 from common import run_file
 
-from irqrig import selftest
+from irqrig import selftest, variants
 
 
 class SmokeTest(unittest.TestCase):
@@ -16,8 +16,9 @@ class SmokeTest(unittest.TestCase):
         for r in runs:
             failed = [v for v in r["verdicts"] if not v["ok"]]
             self.assertEqual(r["status"], "pass", "%s: %s" % (r["variant"], failed))
-            self.assertEqual(r["guest"]["model"],
-                             "rt" if r["variant"].endswith("-rt") else "preempt")
+            v = variants.get(r["variant"])
+            self.assertEqual(r["guest"]["model"], "rt" if v.preempt_rt else "preempt")
+            self.assertEqual(r["guest"]["irqsoft"], "1" if v.patchsets else "0")
             self.assertGreater(r["figures"]["cyclictest_max_us"], 0)
             self.assertEqual(r["qemu"]["accel"], "tcg")
             self.assertTrue(os.path.exists(r["logs"]["console"]))

@@ -1,0 +1,31 @@
+"""CONFIG_RT_IRQ_DISABLE end to end: the seed patch's case measured by the
+device, and the article's self-deadlock caught on the debug kernel."""
+
+import unittest
+
+from common import run_file
+
+
+class IrqsoftTest(unittest.TestCase):
+    def test_fire_inside_hog(self):
+        """gdb fires the sensor inside the driver's 1 ms local_irq_disable()
+        section (icount: deterministic virtual time)."""
+        rs = run_file("gdb-fire", "gdb-fire", ["6.12-rt", "6.12-rt-irqsoft"])
+        runs = {r["variant"]: r for r in rs.data["runs"]}
+        for r in runs.values():
+            self.assertEqual(r["status"], "pass", r["verdicts"])
+            self.assertGreater(r["figures"]["gdb_fire"]["fired"], 5)
+        stock = runs["6.12-rt"]["figures"]["sensor"]["latency_ns"]["hard"]
+        soft = runs["6.12-rt-irqsoft"]["figures"]["sensor"]["latency_ns"]["hard"]
+        self.assertGreater(stock["p50"], 500000, "stock RT waits out the hog")
+        self.assertLess(soft["max"], 100000, "IRQF_NODELAY answers inside the hog")
+
+    def test_unsafe_driver_is_caught(self):
+        rs = run_file("unsafe-driver", "unsafe-driver")
+        (r,) = rs.data["runs"]
+        self.assertEqual(r["status"], "pass", r["verdicts"])
+        self.assertTrue(any(r["expected_failure"]["detected"].values()))
+
+
+if __name__ == "__main__":
+    unittest.main()
