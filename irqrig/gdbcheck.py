@@ -14,6 +14,32 @@ from irqrig import build_driver, paths
 from irqrig.errors import GuestError
 
 
+def dump_dmesg(variant, sock, dest, timeout=90):
+    """After a hang: the kernel log through the gdbstub (lx-dmesg).
+
+    A CPU stuck in hard interrupt context cannot get its messages printed
+    on PREEMPT_RT (the console is printed by a thread); they are in the log
+    buffer.  Returns True if something was saved to dest."""
+    kdir = paths.kernel_dir(variant)
+    try:
+        proc = subprocess.run(
+            ["gdb", "-batch", "-nx", "-ex", "set pagination off",
+             "-ex", "set remotetimeout 30", "-ex", "set auto-load safe-path /",
+             "-ex", "file %s" % os.path.join(kdir, "vmlinux"),
+             "-ex", "source %s" % os.path.join(kdir, "vmlinux-gdb.py"),
+             "-ex", "target remote %s" % sock, "-ex", "lx-dmesg", "-ex", "detach"],
+            capture_output=True, text=True, errors="replace", timeout=timeout,
+            stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    lines = [l for l in proc.stdout.splitlines() if l.startswith("[")]
+    if not lines:
+        return False
+    with open(dest, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+    return True
+
+
 class GdbCheck:
     def __init__(self, variant, sock, out_json, log_path, census):
         self.variant = variant

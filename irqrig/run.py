@@ -129,7 +129,8 @@ class Boot:
             sensor = {"irq-mode": s["irq_mode"]}
         kdir = paths.kernel_dir(self.variant.name)
         check = self.scn["gdb"]["check"]
-        gdb = check or any(st["type"] == "gdb-fire" for st in self.scn["steps"])
+        # Every guest gets a gdbstub: after a hang it is how the kernel log
+        # that the stuck CPU could not print gets out (lx-dmesg).
         return qemu.QemuConfig(
             kernel=os.path.join(kdir, "arch", "x86", "boot", "bzImage"),
             initrd=paths.initramfs(self.variant.name),
@@ -138,7 +139,7 @@ class Boot:
             sensor=sensor,
             sensor_log=os.path.join(self.log_dir, "sensor.log") if sensor else None,
             qmp=os.path.join(self.sock_dir, "qmp.sock"),
-            gdb=os.path.join(self.sock_dir, "gdb.sock") if gdb else None,
+            gdb=os.path.join(self.sock_dir, "gdb.sock"),
             paused=check)
 
     # -- steps --------------------------------------------------------
@@ -396,6 +397,10 @@ class Boot:
         except GuestError as e:
             self.verdicts.add("guest ran to the end", False, str(e).splitlines()[0])
             result["error"] = str(e)
+            if child.isalive() and check is None:
+                dump = os.path.join(self.log_dir, "dmesg-after-hang.txt")
+                if gdbcheck.dump_dmesg(self.variant.name, cfg.gdb, dump):
+                    result["logs"]["dmesg_after_hang"] = dump
         finally:
             console.stop(child)
             if check is not None:
@@ -415,7 +420,8 @@ class Boot:
         console_found = self.figures.get("console", {})
         error = result.get("error") or ""
         detected = {
-            "lockdep": console_found.get("lockdep", 0) > 0,
+            # lock debugging reports: lockdep, the irqsoft check, spinlock BUGs
+            "lockdep": console_found.get("lockdep", 0) + console_found.get("bug", 0) > 0,
             "hang": result["status"] == "error" and ("timed out" in error
                                                      or "did not" in error),
             "violation": (self.figures.get("gdb") or {}).get("violations", 0) > 0,
@@ -432,8 +438,12 @@ class Boot:
 
     def finish(self, result):
         """Console scan and device figures, after QEMU has exited."""
-        with open(result["logs"]["console"], encoding="utf-8", errors="replace") as f:
-            found = console.scan(f.read())
+        text = ""
+        for key in ("console", "dmesg_after_hang"):
+            if result["logs"].get(key):
+                with open(result["logs"][key], encoding="utf-8", errors="replace") as f:
+                    text += f.read()
+        found = console.scan(text)
         counts = {k: len(v) for k, v in found.items()}
         self.figures["console"] = counts
         if self.scn["expect"]["console_clean"]:
