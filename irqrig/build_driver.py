@@ -71,7 +71,7 @@ def dependencies(name):
     deps = [paths.INCLUDE, os.path.abspath(__file__)]
     deps += glob.glob(os.path.join(paths.INCLUDE, "*"))
     for src in MODULE_DIRS.values():
-        # The parent too: it changes when a module directory is added.
-        deps += [src, os.path.dirname(src)]
+        # A module directory not there yet: watch its parent for it.
+        deps.append(src if os.path.isdir(src) else os.path.dirname(src))
         deps += glob.glob(os.path.join(src, "*"))
     return deps
