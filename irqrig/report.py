@@ -59,7 +59,8 @@ def latency_plot(name, runs, out):
         ax.set_title("%s stage" % stage)
         ax.set_xlabel("latency (us, device virtual clock)")
         ax.set_ylabel("samples")
-        ax.legend(fontsize=7)
+        if ax.get_legend_handles_labels()[0]:   # a stage with no samples has none
+            ax.legend(fontsize=7)
     fig.suptitle(name)
     fig.tight_layout()
     fig.savefig(out, dpi=90)

@@ -78,9 +78,9 @@ def execute(points, label, argv, only_variants=None, do_build=True):
         rs.add(r)
         if rep > 0 and p["expect"]["identical_repeats"]:
             check_identical(rs, r)
-        failed = [x["name"] for x in r["verdicts"] if not x["ok"]]
+        note = results.outcome_note(r)
         log("[%d/%d] %s on %s: %s%s" % (i, len(todo), p.label, v, r["status"].upper(),
-                                        (" (" + "; ".join(failed) + ")") if failed else ""))
+                                        " (%s)" % note if note else ""))
     rs.write()
     return rs
 

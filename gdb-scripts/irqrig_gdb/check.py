@@ -46,19 +46,55 @@ def current_task():
         return "?", -1
 
 
+def symbol_at(pc):
+    """The ELF symbol covering pc.  Minimal symbols, not DWARF: gdb's
+    relocation of a module's debug info can put a .text and an .init.text
+    function at the same address, the symbol table never does."""
+    try:
+        text = gdb.execute("info symbol 0x%x" % pc, to_string=True)
+    except gdb.error:
+        return None
+    if text.startswith("No symbol"):
+        return None
+    return text.split()[0]
+
+
 def backtrace(limit=12):
     out = []
     frame = gdb.newest_frame()
     while frame is not None and len(out) < limit:
-        name = frame.name() or "0x%x" % frame.pc()
+        pc = frame.pc()
+        name = symbol_at(pc) or frame.name() or "0x%x" % pc
         sal = frame.find_sal()
-        where = ("%s:%d" % (sal.symtab.filename, sal.line)) if sal.symtab else ""
+        where = ""
+        if sal.symtab and frame.name() == name:
+            where = "%s:%d" % (sal.symtab.filename, sal.line)
         out.append("%s %s" % (name, where))
         try:
             frame = frame.older()
         except gdb.error:
             break
     return out
+
+
+def load_module_symbols(mod, ko, text_base):
+    """add-symbol-file for a module being initialised, as lx-symbols does,
+    but with every section (.init.text too), so backtraces through its
+    init function name it."""
+    sections = {}
+    try:
+        attrs = mod["sect_attrs"].dereference()
+        for n in range(int(attrs["nsections"])):
+            a = attrs["attrs"][n]
+            sections[a["battr"]["attr"]["name"].string()] = int(a["address"])
+    except gdb.error:
+        pass                                  # no sysfs: .text alone
+    text = sections.pop(".text", text_base)
+    args = "".join(" -s %s 0x%x" % (k, v) for k, v in sorted(sections.items()) if v)
+    try:
+        gdb.execute("add-symbol-file %s 0x%x%s" % (ko, text, args), to_string=True)
+    except gdb.error as e:
+        gdb.write("irqrig check: no symbols for %s: %s\n" % (ko, e))
 
 
 def measure_window(limit=WINDOW_STEP_LIMIT):
@@ -129,6 +165,7 @@ class Checker:
         ko = self.find_module(name)
         if ko is None:
             return
+        load_module_symbols(mod, ko, base)
         inv = inventory.inventory(ko, lines=False)
         for s in inv["sites"]:
             if s["kind"] != "cli" or s["section"] != ".text":
