@@ -14,7 +14,7 @@ import re
 import shutil
 import subprocess
 
-from irqrig import paths, variants
+from irqrig import debian_rt, paths, variants
 from irqrig.errors import BuildError, MissingError
 from irqrig.util import log, read_text, run, write_if_changed
 
@@ -61,6 +61,8 @@ def patch_stack(variant):
     for name in variant.patchsets:
         if name == "irqsoft":
             out += series_patches(variant.series_dir())
+        elif name == "debian-rt":
+            out += debian_rt.patches(variant.version)
         else:
             raise BuildError("variant %s: unknown patch set %r" % (variant.name, name))
     return out
@@ -95,8 +97,11 @@ def prepare_source(variant):
     os.makedirs(tmp)
     run(["tar", "-xf", variant.tarball, "-C", tmp], quiet=True)
     (top,) = os.listdir(tmp)
-    for patch in patch_stack(variant):
-        log("%s: applying %s" % (variant.name, os.path.relpath(patch, paths.ROOT)))
+    stack = patch_stack(variant)
+    if stack:
+        log("%s: applying %d patches from %s" % (
+            variant.name, len(stack), ", ".join(sorted({os.path.dirname(p) for p in stack}))))
+    for patch in stack:
         run(["patch", "-p1", "--forward", "--batch", "--no-backup-if-mismatch",
              "-i", patch], cwd=os.path.join(tmp, top), quiet=True)
     os.rename(os.path.join(tmp, top), src)
@@ -212,9 +217,12 @@ def dependencies(name):
     variant = variants.get(name)
     deps = [variant.tarball, paths.KERNEL_CONFIGS, os.path.abspath(__file__)]
     deps += variant.fragment_paths()
-    if variant.patchsets:
+    if "irqsoft" in variant.patchsets:
         deps.append(variant.series_dir())
         deps.append(os.path.join(variant.series_dir(), "series"))
+    if "debian-rt" in variant.patchsets:
+        deps.append(debian_rt.pin_file(variant.version))
+    if variant.patchsets:
         try:
             deps += patch_stack(variant)
         except (BuildError, MissingError):

@@ -26,7 +26,8 @@ class Variant:
         self.name = name
         self.version = version
         self.fragments = list(fragments)
-        # Patch stacks applied in order: "irqsoft" is kernel-patches/<version>/.
+        # Patch stacks applied in order: "debian-rt" is Debian's RT series
+        # (irqrig/debian_rt.py), "irqsoft" is kernel-patches/<version>/.
         self.patchsets = list(patchsets)
         self.default = default
         self.description = description
@@ -64,6 +65,8 @@ VARIANTS = {v.name: v for v in [
             description="6.12-rt-irqsoft + lockdep and debug checks"),
     Variant("6.1-preempt", "6.1", ["preempt"],
             description="stock 6.1, CONFIG_PREEMPT"),
+    Variant("6.1-rt", "6.1", ["rt"], ["debian-rt"],
+            description="6.1 + Debian's PREEMPT_RT series (debian/patches-rt)"),
 ]}
 
 DEFAULT_VARIANTS = [n for n, v in VARIANTS.items() if v.default]
