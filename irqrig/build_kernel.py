@@ -68,6 +68,14 @@ def patch_stack(variant):
     return out
 
 
+def _patch_name(path):
+    """Tree patches by their path in the tree, cached ones (Debian's RT
+    series) by their cache directory's name and file."""
+    if path.startswith(paths.ROOT + os.sep):
+        return os.path.relpath(path, paths.ROOT)
+    return os.path.join(*path.split(os.sep)[-3:])
+
+
 def source_dir(variant):
     return os.path.join(paths.SOURCES, "linux-" + variant.source_key)
 
@@ -199,7 +207,7 @@ def build(name):
         "release": kernel_release(variant),
         "source": os.path.basename(variant.tarball),
         "tarball_package_version": package_version(variants.TARBALL_PACKAGES[variant.version]),
-        "patches": [os.path.relpath(p, paths.ROOT) for p in patch_stack(variant)],
+        "patches": [_patch_name(p) for p in patch_stack(variant)],
         "fragments": [os.path.basename(f) for f in variant.fragment_paths()],
         "config_sha256": hashlib.sha256(config.encode()).hexdigest(),
     }
