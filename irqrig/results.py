@@ -123,6 +123,8 @@ def outcome_note(run):
     scenario what was detected (its other checks are meant to fail)."""
     if run.get("expected_failure"):
         return run["verdicts"][0]["detail"]
+    if run["status"] == "error" and run.get("error"):
+        return run["error"].splitlines()[0]
     return "; ".join(v["name"] for v in run.get("verdicts", []) if not v["ok"])
 
 
@@ -163,6 +165,10 @@ def summary_markdown(data):
                      for r in data["runs"]})
     lines += ["Accelerator: %s.  Latencies are device-measured (QEMU virtual clock)."
               % ", ".join(accels), "", table(summary_rows(data), markdown=True)]
+    if data.get("skipped"):
+        lines += ["", "Skipped (cannot run there):", ""]
+        lines += ["- %s on %s: %s" % (s["scenario"], s["variant"], s["reason"])
+                  for s in data["skipped"]]
     for extra in data.get("sections", []):
         lines += ["", "## " + extra["title"], "", extra["text"]]
     return "\n".join(lines) + "\n"

@@ -10,7 +10,7 @@ import os
 import time
 import tomllib
 
-from irqrig import build, paths, results, run, scenario
+from irqrig import build, paths, results, run, scenario, variants
 from irqrig.errors import ScenarioError
 from irqrig.util import log
 
@@ -41,26 +41,43 @@ def load_suite(name, tier="full"):
     return points
 
 
+def skip_reason(point, variant):
+    """Why a variant cannot run a scenario point, or None."""
+    q = point["qemu"]
+    if q["icount_shift"] is not None and q["cpus"] > 1 and \
+            not variants.get(variant).icount_smp:
+        return "%s does not boot SMP under -icount (see irqrig/variants.py)" % variant
+    return None
+
+
 def plan(points, only_variants=None):
-    """(point, variant, repetition) triples in run order."""
-    out = []
+    """(point, variant, repetition) triples in run order, and the
+    (point label, variant, reason) of the combinations that cannot run."""
+    out, skipped = [], []
     for p in points:
         names = only_variants or p.variants()
         for v in names:
+            why = skip_reason(p, v)
+            if why:
+                skipped.append({"scenario": p.label, "variant": v, "reason": why})
+                continue
             for rep in range(p["repeat"]):
                 out.append((p, v, rep))
-    return out
+    return out, skipped
 
 
 def execute(points, label, argv, only_variants=None, do_build=True):
     """Build what is needed, run every boot, write results; returns the RunSet."""
-    todo = plan(points, only_variants)
+    todo, skipped = plan(points, only_variants)
+    for s in skipped:
+        log("skipped: %s on %s: %s" % (s["scenario"], s["variant"], s["reason"]))
     if not todo:
         raise ScenarioError("nothing to run (no scenario point matches)")
     needed = list(dict.fromkeys(v for _, v, _ in todo))
     if do_build:
         build.build(needed)
     rs = results.RunSet(label, argv)
+    rs.data["skipped"] = skipped
     log("run: %d boot(s) over %s; results in %s"
         % (len(todo), ", ".join(needed), rs.dir))
     t0 = time.monotonic()

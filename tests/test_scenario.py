@@ -29,6 +29,16 @@ class ScenarioTest(unittest.TestCase):
         self.assertIn("6.12-rt", p.variants())
         self.assertEqual(len(p.variants()), len(set(p.variants())))
 
+    def test_icount_smp_skips_kernels_that_cannot_boot_so(self):
+        from irqrig import suite
+        (p,) = parse('variants = ["6.12-rt", "6.1-rt"]\n[qemu]\nicount_shift = 0\n')
+        todo, skipped = suite.plan([p])
+        self.assertEqual([v for _, v, _ in todo], ["6.12-rt"])
+        self.assertEqual([s["variant"] for s in skipped], ["6.1-rt"])
+        self.assertIn("icount", skipped[0]["reason"])
+        (p,) = parse('variants = ["6.1-rt"]\n[qemu]\nicount_shift = 0\ncpus = 1\n')
+        self.assertEqual(suite.plan([p]), ([(p, "6.1-rt", 0)], []))
+
     def assertError(self, text, *fragments):
         with self.assertRaises(ScenarioError) as cm:
             parse(text, "bad.toml")
