@@ -5,6 +5,7 @@ hangs or fails a step ends with a verdict and its logs; the next one runs.
 """
 
 import base64
+import hashlib
 import json
 import os
 import re
@@ -189,6 +190,8 @@ class Boot:
         if st["samples"]:
             args += ["--samples", str(st["samples"])]
         args += ["--duration", "%g" % st["duration_s"]]
+        if st["rt_priority"]:
+            args += ["--rt-prio", str(st["rt_priority"])]
         return args
 
     def step_sensor(self, st):
@@ -324,10 +327,14 @@ class Boot:
     def plan_batch(self):
         """Pass 1 of a batch boot: the commands the steps will run."""
         rec = console.RecordingConsole()
-        self.con, self.guest = rec, {"irqsoft": "1" if self.variant.patchsets else "0"}
+        self.con, self.guest = rec, {"irqsoft": "1" if "irqsoft" in self.variant.patchsets
+                                     else "0"}
         self.run_steps()
         self.verdicts, self.figures, self.steps = Verdicts(), {}, []
-        token = os.urandom(4).hex()
+        # Derived from the commands, not random: the script is on the kernel
+        # command line, and identical runs need byte-identical guests.  No
+        # command is typed in batch mode, so nothing can echo a marker.
+        token = hashlib.sha256("\n".join(rec.commands).encode()).hexdigest()[:8]
         script = console.batch_script(rec.commands, token)
         encoded = base64.b64encode(script.encode()).decode()
         if len(encoded) > 1500:

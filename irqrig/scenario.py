@@ -110,6 +110,8 @@ STEP_SCHEMA = {
     # sensor: samples to read, and per-step overrides of [sensor] keys
     "samples": Field(int, 0, lo=0, doc="sensor-read: samples to read (0: duration)"),
     "contiguous": Field(bool, False, doc="sensor: no sequence gaps allowed"),
+    "rt_priority": Field(int, 0, lo=0, hi=99,
+                         doc="sensor: reader runs SCHED_FIFO at this priority (0: normal)"),
     "mode": Field(str, None, choices=SENSOR_MODES),
     "period_ns": Field(int, None, lo=1000),
     "jitter_ns": Field(int, None, lo=0, hi=2**32 - 1),

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <sched.h>
 #include <poll.h>
 #include <signal.h>
 #include <stddef.h>
@@ -68,6 +69,7 @@ struct options {
 	double timeout_s;
 	int no_ack;
 	int passive;		/* manual mode: the host fires, not us */
+	int rt_prio;		/* SCHED_FIFO priority, 0: leave the policy */
 	int keep_running;
 	int clear_stats;
 	int reset;
@@ -122,6 +124,7 @@ static void print_usage(FILE *f)
 		"  --timeout SECONDS     give up on --samples after this long (default 60)\n"
 		"  --no-ack              do not acknowledge stage 3 (user)\n"
 		"  --passive             manual mode: do not fire, read what the host fires\n"
+		"  --rt-prio N           run as SCHED_FIFO priority N (1..99), as an RT reader would\n"
 		"  --keep-running        leave the generator on at the end\n"
 		"  --clear-stats         zero device and driver counters first\n"
 		"  --reset               reset the device first (seq restarts at 1)\n"
@@ -181,7 +184,7 @@ enum {
 	OPT_BURST_GAP, OPT_SEED, OPT_DEADLINE, OPT_LATCH, OPT_SPURIOUS,
 	OPT_DROP, OPT_SAMPLES, OPT_DURATION, OPT_TIMEOUT, OPT_NO_ACK, OPT_PASSIVE,
 	OPT_KEEP, OPT_CLEAR, OPT_RESET, OPT_HOG_US, OPT_HOG_PERIOD, OPT_HOG_CPU, OPT_QUIET,
-	OPT_HELP,
+	OPT_RT_PRIO, OPT_HELP,
 };
 
 static const struct option long_opts[] = {
@@ -201,6 +204,7 @@ static const struct option long_opts[] = {
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "no-ack", no_argument, NULL, OPT_NO_ACK },
 	{ "passive", no_argument, NULL, OPT_PASSIVE },
+	{ "rt-prio", required_argument, NULL, OPT_RT_PRIO },
 	{ "keep-running", no_argument, NULL, OPT_KEEP },
 	{ "clear-stats", no_argument, NULL, OPT_CLEAR },
 	{ "reset", no_argument, NULL, OPT_RESET },
@@ -290,6 +294,9 @@ static void parse_args(int argc, char **argv, struct options *o)
 			break;
 		case OPT_PASSIVE:
 			o->passive = 1;
+			break;
+		case OPT_RT_PRIO:
+			o->rt_prio = (int)parse_u("--rt-prio", optarg, 1, 99);
 			break;
 		case OPT_KEEP:
 			o->keep_running = 1;
@@ -541,6 +548,15 @@ int main(int argc, char **argv)
 	__u32 one = 1;
 
 	parse_args(argc, argv, &o);
+	if (o.rt_prio) {
+		struct sched_param sp = { .sched_priority = o.rt_prio };
+
+		if (sched_setscheduler(0, SCHED_FIFO, &sp)) {
+			fprintf(stderr, "sensor-read: SCHED_FIFO %d: %s\n", o.rt_prio,
+				strerror(errno));
+			return 1;
+		}
+	}
 	memset(&r, 0, sizeof(r));
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
