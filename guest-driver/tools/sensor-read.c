@@ -13,8 +13,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <sched.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdarg.h>
