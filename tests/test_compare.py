@@ -1,10 +1,10 @@
 """compare flags an injected regression; report draws plots."""
 
 import os
-import tempfile
 import unittest
 
-from irqrig import compare, paths, results
+from irqrig import compare, results
+from tests.tmpresults import TmpResultsTest
 
 
 def run(variant, scenario, hard_p99, status="pass", exact=False, params=None):
@@ -17,15 +17,7 @@ def run(variant, scenario, hard_p99, status="pass", exact=False, params=None):
             "verdicts": [], "logs": {}}
 
 
-class CompareTest(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.old = paths.RESULTS
-        paths.RESULTS = self.tmp.name
-
-    def tearDown(self):
-        paths.RESULTS = self.old
-        self.tmp.cleanup()
+class CompareTest(TmpResultsTest):
 
     def write(self, runs):
         rs = results.RunSet("t", ["test"])

@@ -2,11 +2,11 @@
 
 import json
 import os
-import tempfile
 import unittest
 import xml.etree.ElementTree as ET
 
-from irqrig import paths, results
+from irqrig import results
+from tests.tmpresults import TmpResultsTest
 
 
 def fake_run(status, scenario="smoke", variant="6.12-rt"):
@@ -21,15 +21,7 @@ def fake_run(status, scenario="smoke", variant="6.12-rt"):
             "logs": {"console": "/x/console.log"}}
 
 
-class ResultsTest(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.old = paths.RESULTS
-        paths.RESULTS = self.tmp.name
-
-    def tearDown(self):
-        paths.RESULTS = self.old
-        self.tmp.cleanup()
+class ResultsTest(TmpResultsTest):
 
     def test_write_all_files(self):
         rs = results.RunSet("smoke", ["runner.py", "run", "smoke"])
