@@ -225,7 +225,7 @@ def dependencies(name):
     variant = variants.get(name)
     deps = [variant.tarball, paths.KERNEL_CONFIGS, os.path.abspath(__file__)]
     deps += variant.fragment_paths()
-    if "irqsoft" in variant.patchsets:
+    if variant.irqsoft:
         deps.append(variant.series_dir())
         deps.append(os.path.join(variant.series_dir(), "series"))
     if "debian-rt" in variant.patchsets:

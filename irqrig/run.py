@@ -327,7 +327,7 @@ class Boot:
     def plan_batch(self):
         """Pass 1 of a batch boot: the commands the steps will run."""
         rec = console.RecordingConsole()
-        self.con, self.guest = rec, {"irqsoft": "1" if "irqsoft" in self.variant.patchsets
+        self.con, self.guest = rec, {"irqsoft": "1" if self.variant.irqsoft
                                      else "0"}
         self.run_steps()
         self.verdicts, self.figures, self.steps = Verdicts(), {}, []
@@ -376,7 +376,7 @@ class Boot:
                 check = gdbcheck.GdbCheck(self.variant.name, cfg.gdb,
                                           os.path.join(self.log_dir, "gdb-check.json"),
                                           result["logs"]["gdb"],
-                                          census=not self.variant.patchsets)
+                                          census=not self.variant.irqsoft)
                 check.start()
             live = console.Console(child, result["logs"]["console"])
             self.con = live

@@ -45,6 +45,11 @@ class Variant:
         return TARBALLS[self.version]
 
     @property
+    def irqsoft(self):
+        """Built with the RT_IRQ_DISABLE series (has a .hard_irq_sites table)."""
+        return "irqsoft" in self.patchsets
+
+    @property
     def preempt_rt(self):
         return "rt" in self.fragments
 

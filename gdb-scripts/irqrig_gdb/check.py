@@ -77,6 +77,15 @@ def backtrace(limit=12):
     return out
 
 
+def module_text_base(mod):
+    """Where a module's .text starts: mod->mem[MOD_TEXT] since 6.4,
+    mod->core_layout before (6.1)."""
+    try:
+        return int(mod["mem"][0]["base"])
+    except gdb.error:
+        return int(mod["core_layout"]["base"])
+
+
 def load_module_symbols(mod, ko, text_base):
     """add-symbol-file for a module being initialised, as lx-symbols does,
     but with every section (.init.text too), so backtraces through its
@@ -136,6 +145,12 @@ class Checker:
             if s["kind"] == "cli":
                 self.sites[s["addr"]] = dict(s, image="vmlinux")
         self.static = inv["summary"]
+        if self.mode == "violations" and not self.has_table:
+            # Every site would be a breakpoint and a violation: the guest
+            # would crawl through thousands of stops and never boot.
+            raise gdb.GdbError("irqrig check: %s has no .hard_irq_sites table; "
+                               "the violations mode needs an irqsoft kernel "
+                               "(use census)" % self.vmlinux)
         for addr, s in self.sites.items():
             if self.mode == "census" or not s["allowed"]:
                 self.add_breakpoint(addr)
@@ -159,7 +174,7 @@ class Checker:
             # At the first instruction: the argument is still in %rdi.
             mod = gdb.parse_and_eval("(struct module *)$rdi").dereference()
             name = mod["name"].string()
-            base = int(mod["mem"][0]["base"])     # MOD_TEXT
+            base = module_text_base(mod)
         except gdb.error:
             return
         ko = self.find_module(name)

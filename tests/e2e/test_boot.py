@@ -18,7 +18,7 @@ class SmokeTest(unittest.TestCase):
             self.assertEqual(r["status"], "pass", "%s: %s" % (r["variant"], failed))
             v = variants.get(r["variant"])
             self.assertEqual(r["guest"]["model"], "rt" if v.preempt_rt else "preempt")
-            self.assertEqual(r["guest"]["irqsoft"], "1" if v.patchsets else "0")
+            self.assertEqual(r["guest"]["irqsoft"], "1" if v.irqsoft else "0")
             self.assertGreater(r["figures"]["cyclictest_max_us"], 0)
             self.assertEqual(r["qemu"]["accel"], "tcg")
             self.assertTrue(os.path.exists(r["logs"]["console"]))
