@@ -51,6 +51,8 @@ class QemuConfig:
              "-accel", self.accel,
              "-smp", str(self.cpus), "-m", str(self.memory),
              "-display", "none", "-nic", "none", "-no-reboot",
+             # Named vCPU threads ("CPU 0/TCG"): irqrig/hoststall.py finds them.
+             "-name", "irqrig,debug-threads=on",
              "-serial", "stdio", "-monitor", "none",
              "-kernel", self.kernel, "-initrd", self.initrd,
              "-append", (DEFAULT_APPEND + " " + self.append).strip()]

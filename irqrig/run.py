@@ -14,8 +14,7 @@ import tempfile
 import time
 
 from irqrig import build_driver, build_kernel, console, gdbcheck, gdbfire, paths, qemu
-from irqrig import variants
-from irqrig import sensorlog
+from irqrig import hoststall, sensorlog, variants
 from irqrig.errors import GuestError, IrqrigError, MissingError
 from irqrig.util import log
 
@@ -117,6 +116,7 @@ class Boot:
         self.guest = {}
         self.background_load = False
         self.gdb_result = None
+        self.host = None            # hoststall summary (runs without icount)
         # The test-only unsafe build (the seed article's self-deadlock).
         self.module = scn["driver"]["module"]
         os.makedirs(log_dir, exist_ok=True)
@@ -368,6 +368,8 @@ class Boot:
             result["logs"]["sensor"] = cfg.sensor_log
         t0 = time.monotonic()
         child = console.spawn(cfg.argv(), result["logs"]["console"])
+        # Without icount, host scheduling delays are guest latency: measure them.
+        watch = hoststall.VcpuWatch(child.pid).start() if cfg.icount is None else None
         status = "error"
         check = None
         try:
@@ -409,6 +411,8 @@ class Boot:
                 if gdbcheck.dump_dmesg(self.variant.name, cfg.gdb, dump):
                     result["logs"]["dmesg_after_hang"] = dump
         finally:
+            if watch is not None:
+                self.host = watch.stop()
             console.stop(child)
             if check is not None:
                 self.gdb_result = check.finish()
@@ -469,10 +473,14 @@ class Boot:
                                   "%d samples out of order" % sensor["stage_order_errors"])
             if exp["lost_max"] is not None:
                 lost = sensor["counts"]["lost"]
-                self.verdicts.add("samples lost <= %d" % exp["lost_max"], lost <= exp["lost_max"],
-                                  "lost %d (deadline %d, overflow %d)" % (
-                                      lost, sensor["counts"]["lost_deadline"],
-                                      sensor["counts"]["lost_overflow"]))
+                detail = "lost %d (deadline %d, overflow %d) in %d bursts" % (
+                    lost, sensor["counts"]["lost_deadline"],
+                    sensor["counts"]["lost_overflow"], sensor["loss_bursts"])
+                if self.host and lost:
+                    detail += "; host kept a vCPU waiting >= 10 ms %d times (max %g ms)" % (
+                        self.host["vcpu_stalls_over_10ms"], self.host["vcpu_stall_max_ms"])
+                self.verdicts.add("samples lost <= %d" % exp["lost_max"],
+                                  lost <= exp["lost_max"], detail)
             for stage, key in (("hard", "hard_p99_us"), ("hard", "hard_max_us"),
                                ("thread", "thread_p99_us"), ("user", "user_p99_us")):
                 bound = exp[key]
@@ -487,6 +495,8 @@ class Boot:
             self.verdicts.add("cyclictest max <= %d us" % exp["cyclictest_max_us"],
                               self.figures["cyclictest_max_us"] <= exp["cyclictest_max_us"],
                               "max %d us" % self.figures["cyclictest_max_us"])
+        if self.host:
+            self.figures["host"] = self.host
         result["steps"] = self.steps
         result["figures"] = self.figures
         result["verdicts"] = self.verdicts.items

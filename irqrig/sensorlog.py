@@ -9,6 +9,7 @@ import json
 from irqrig.stats import describe
 
 STAGES = ("hard", "thread", "user")
+BURST_GAP_NS = 20_000_000
 
 
 def read_events(path):
@@ -24,6 +25,17 @@ def read_events(path):
                 # A partial last line when QEMU was killed; anything else is a bug.
                 events.append({"ev": "corrupt", "line": n})
     return events
+
+
+def loss_bursts(times, gap_ns=BURST_GAP_NS):
+    """Lost samples closer than gap_ns to the previous one form one burst:
+    one burst is one stretch in which nobody drained the latch."""
+    bursts, last = 0, None
+    for t in sorted(times):
+        if last is None or t - last > gap_ns:
+            bursts += 1
+        last = t
+    return bursts
 
 
 def summarize(path):
@@ -61,6 +73,7 @@ def summarize(path):
     counts["lost"] = counts["lost_deadline"] + counts["lost_overflow"]
     return {
         "counts": counts,
+        "loss_bursts": loss_bursts([e["t"] for e in events if e.get("ev") == "lost"]),
         "stage_order_errors": order_errors,
         "latency_ns": {s: describe(v) for s, v in lat.items()},
     }
