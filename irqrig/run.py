@@ -473,12 +473,17 @@ class Boot:
                                   "%d samples out of order" % sensor["stage_order_errors"])
             if exp["lost_max"] is not None:
                 lost = sensor["counts"]["lost"]
+                bursts = sensor["loss_burst_spans_ns"]
                 detail = "lost %d (deadline %d, overflow %d) in %d bursts" % (
                     lost, sensor["counts"]["lost_deadline"],
                     sensor["counts"]["lost_overflow"], sensor["loss_bursts"])
                 if self.host and lost:
-                    detail += "; host kept a vCPU waiting >= 10 ms %d times (max %g ms)" % (
-                        self.host["vcpu_stalls_over_10ms"], self.host["vcpu_stall_max_ms"])
+                    both = hoststall.coinciding(bursts, self.host["stalls"])
+                    self.host["loss_bursts_at_a_stall"] = both
+                    detail += ("; the host kept a vCPU waiting >= %g ms %d times (max %g ms), "
+                               "%d of the bursts at such a stall" % (
+                                   self.host["stall_threshold_ms"], self.host["vcpu_stalls"],
+                                   self.host["vcpu_stall_max_ms"], both))
                 self.verdicts.add("samples lost <= %d" % exp["lost_max"],
                                   lost <= exp["lost_max"], detail)
             for stage, key in (("hard", "hard_p99_us"), ("hard", "hard_max_us"),

@@ -28,13 +28,14 @@ def read_events(path):
 
 
 def loss_bursts(times, gap_ns=BURST_GAP_NS):
-    """Lost samples closer than gap_ns to the previous one form one burst:
-    one burst is one stretch in which nobody drained the latch."""
-    bursts, last = 0, None
+    """Lost samples closer than gap_ns to the previous one form one burst
+    (one stretch in which nobody drained the latch): [[first, last] ns]."""
+    bursts = []
     for t in sorted(times):
-        if last is None or t - last > gap_ns:
-            bursts += 1
-        last = t
+        if bursts and t - bursts[-1][1] <= gap_ns:
+            bursts[-1][1] = t
+        else:
+            bursts.append([t, t])
     return bursts
 
 
@@ -71,9 +72,11 @@ def summarize(path):
                 t is not None for t in seq_t[seq_t.index(None):])):
             order_errors += 1
     counts["lost"] = counts["lost_deadline"] + counts["lost_overflow"]
+    bursts = loss_bursts([e["t"] for e in events if e.get("ev") == "lost"])
     return {
         "counts": counts,
-        "loss_bursts": loss_bursts([e["t"] for e in events if e.get("ev") == "lost"]),
+        "loss_bursts": len(bursts),
+        "loss_burst_spans_ns": bursts[:5000],
         "stage_order_errors": order_errors,
         "latency_ns": {s: describe(v) for s, v in lat.items()},
     }

@@ -47,10 +47,18 @@ class HostStallTest(unittest.TestCase):
 class LossBurstTest(unittest.TestCase):
     def test_bursts(self):
         ms = 1_000_000
-        self.assertEqual(sensorlog.loss_bursts([]), 0)
-        self.assertEqual(sensorlog.loss_bursts([0, 1 * ms, 2 * ms, 100 * ms, 101 * ms]), 2)
-        self.assertEqual(sensorlog.loss_bursts([0, 50 * ms, 100 * ms]), 3)
+        self.assertEqual(sensorlog.loss_bursts([]), [])
+        self.assertEqual(sensorlog.loss_bursts([0, 1 * ms, 2 * ms, 100 * ms, 101 * ms]),
+                         [[0, 2 * ms], [100 * ms, 101 * ms]])
+        self.assertEqual(len(sensorlog.loss_bursts([0, 50 * ms, 100 * ms])), 3)
 
+    def test_bursts_at_stalls(self):
+        ms = 1_000_000
+        bursts = [[1000 * ms, 1010 * ms], [5000 * ms, 5000 * ms], [9000 * ms, 9001 * ms]]
+        stalls = [(0.95, "CPU 0/TCG", 30.0), (9.2, "CPU 1/TCG", 12.0)]
+        self.assertEqual(hoststall.coinciding(bursts, stalls), 1)
+        self.assertEqual(hoststall.coinciding(bursts, stalls, window_s=0.3), 2)
+        self.assertEqual(hoststall.coinciding(bursts, []), 0)
 
 if __name__ == "__main__":
     unittest.main()
