@@ -82,6 +82,9 @@ SCHEMA = {
         "console_clean": Field(bool, True, doc="no BUG/WARNING/Oops/lockdep/panic"),
         "cyclictest_max_us": Field(int, None, lo=1),
         "lost_max": Field(int, None, lo=0, doc="device samples lost, at most"),
+        "host_stalls_excuse_losses": Field(bool, False, doc="lost samples whose every burst "
+                                           "coincides with a host vCPU stall do not count "
+                                           "(functional scenarios without icount)"),
         "hard_p99_us": Field(float, None, lo=0),
         "hard_max_us": Field(float, None, lo=0),
         "thread_p99_us": Field(float, None, lo=0),

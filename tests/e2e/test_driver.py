@@ -17,7 +17,11 @@ class DriverTest(unittest.TestCase):
             # Every stage was acknowledged, measured by the device.
             for stage in ("hard", "thread", "user"):
                 self.assertGreater(sensor["latency_ns"][stage]["count"], 300, stage)
-            self.assertEqual(sensor["counts"]["lost"], 0)
+            # Lost samples only where the host stalled a vCPU (the verdict
+            # excuses nothing else).
+            if sensor["counts"]["lost"]:
+                self.assertEqual(r["figures"]["host"]["loss_bursts_at_a_stall"],
+                                 sensor["loss_bursts"])
             self.assertEqual(sensor["counts"]["bad_acks"], 0)
             self.assertGreater(sensor["counts"]["spurious"], 0, "spurious mode ran")
             self.assertGreater(sensor["counts"]["dropped"], 0, "dropped mode ran")
