@@ -77,13 +77,11 @@ VARIANTS = {v.name: v for v in [
             description="stock 6.1, CONFIG_PREEMPT"),
     Variant("6.1-rt", "6.1", ["rt"], ["debian-rt"], icount_smp=False,
             description="6.1 + Debian's PREEMPT_RT series (debian/patches-rt)"),
-    # Not in the default set yet: the 6.1 port is new and not through the
-    # suite's evidence (stress, gdb check) - build and run them by name.
     Variant("6.1-rt-irqsoft", "6.1", ["rt", "rt-irq-disable"], ["debian-rt", "irqsoft"],
-            icount_smp=False, default=False,
+            icount_smp=False,
             description="6.1-rt + the RT_IRQ_DISABLE series (kernel-patches/6.1)"),
     Variant("6.1-rt-irqsoft-debug", "6.1", ["rt", "rt-irq-disable", "debug"],
-            ["debian-rt", "irqsoft"], icount_smp=False, default=False,
+            ["debian-rt", "irqsoft"], icount_smp=False,
             description="6.1-rt-irqsoft + lockdep and debug checks"),
 ]}
 

@@ -21,7 +21,7 @@ class IrqsoftTest(unittest.TestCase):
         self.assertLess(soft["max"], 100000, "IRQF_NODELAY answers inside the hog")
 
     def test_unsafe_driver_is_caught(self):
-        rs = run_file("unsafe-driver", "unsafe-driver")
+        rs = run_file("unsafe-driver", "unsafe-driver", ["6.12-rt-irqsoft-debug"])
         (r,) = rs.data["runs"]
         self.assertEqual(r["status"], "pass", r["verdicts"])
         self.assertTrue(any(r["expected_failure"]["detected"].values()))
