@@ -1,6 +1,7 @@
 """`runner.py build`: meson setup (once) and ninja for the requested parts."""
 
 import os
+import shutil
 import subprocess
 import time
 
@@ -32,6 +33,24 @@ def ensure_setup():
         raise BuildError("meson setup failed (exit %d)" % rc)
 
 
+# A kernel variant's source tree and objects take 2-3 GB, QEMU's about 1 GB.
+LOW_DISK_BYTES = 6 << 30
+
+
+def free_bytes():
+    path = paths.BUILD if os.path.isdir(paths.BUILD) else paths.ROOT
+    return shutil.disk_usage(path).free
+
+
+def disk_note(free):
+    """What to say about the free space left for the build, or ""."""
+    if free >= LOW_DISK_BYTES:
+        return ""
+    return ("only %.1f GB free on the build's file system (%s); a build needs "
+            "up to %d GB: remove old clones' build/ trees or results/"
+            % (free / (1 << 30), paths.BUILD, LOW_DISK_BYTES >> 30))
+
+
 def targets_for(variant_names, qemu=True):
     out = ["qemu.stamp"] if qemu else []
     for name in variant_names:
@@ -47,10 +66,14 @@ def build(variant_names, qemu=True):
     targets = targets_for(variant_names, qemu)
     t0 = time.monotonic()
     log("build: %s" % ", ".join(targets))
+    note = disk_note(free_bytes())
+    if note:
+        log("build: warning: " + note)
     # ninja prints "no work to do" when everything is up to date.
     proc = subprocess.run(["ninja", "-C", paths.BUILD] + targets, check=False)
     if proc.returncode:
+        note = disk_note(free_bytes())
         raise BuildError("build failed (ninja exit %d); the failing step's "
-                         "message is above, logs are in %s"
-                         % (proc.returncode, paths.BUILD))
+                         "message is above, logs are in %s%s"
+                         % (proc.returncode, paths.BUILD, "; " + note if note else ""))
     log("build: done in %.0f s" % (time.monotonic() - t0))

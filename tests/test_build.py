@@ -4,7 +4,7 @@ import unittest
 from unittest import mock
 
 from irqrig import build, build_kernel, install, variants
-from irqrig.errors import MissingError
+from irqrig.errors import BuildError, MissingError
 
 
 class MissingTest(unittest.TestCase):
@@ -47,6 +47,25 @@ class MissingTest(unittest.TestCase):
                 build_kernel.series_patches(d)
             self.assertIn("0001-a.patch", str(cm.exception))
 
+
+
+class DiskTest(unittest.TestCase):
+    def test_low_disk_is_named(self):
+        note = build.disk_note(50 << 20)
+        self.assertIn("0.0 GB free", note)
+        self.assertIn("build", note)
+
+    def test_enough_disk_says_nothing(self):
+        self.assertEqual(build.disk_note(build.LOW_DISK_BYTES), "")
+
+    def test_failed_build_names_a_full_disk(self):
+        with mock.patch.object(build, "ensure_installed"), \
+                mock.patch.object(build, "ensure_setup"), \
+                mock.patch.object(build, "free_bytes", return_value=1 << 20), \
+                mock.patch("subprocess.run", return_value=mock.Mock(returncode=1)):
+            with self.assertRaises(BuildError) as cm:
+                build.build(["6.12-rt"])
+        self.assertIn("GB free", str(cm.exception))
 
 if __name__ == "__main__":
     unittest.main()
