@@ -48,7 +48,6 @@ class MissingTest(unittest.TestCase):
             self.assertIn("0001-a.patch", str(cm.exception))
 
 
-
 class DiskTest(unittest.TestCase):
     def test_low_disk_is_named(self):
         note = build.disk_note(50 << 20)
@@ -66,6 +65,7 @@ class DiskTest(unittest.TestCase):
             with self.assertRaises(BuildError) as cm:
                 build.build(["6.12-rt"])
         self.assertIn("GB free", str(cm.exception))
+
 
 if __name__ == "__main__":
     unittest.main()
