@@ -109,6 +109,9 @@
 #define IRQ_SENSOR_REG_CNT_SPURIOUS	0x120	/* interrupts without sample */
 #define IRQ_SENSOR_REG_CNT_DROPPED	0x128	/* samples without interrupt */
 #define IRQ_SENSOR_REG_CNT_BAD_ACKS	0x130	/* acks with a wrong sequence */
+#define IRQ_SENSOR_REG_CNT_HOST_LATE	0x138	/* events the host ran too
+						 * late to raise
+						 */
 
 /*
  * Per-stage latency (ack stamp - t_raise): a block per stage at

@@ -230,6 +230,8 @@ def dependencies(name):
         deps.append(os.path.join(variant.series_dir(), "series"))
     if "debian-rt" in variant.patchsets:
         deps.append(debian_rt.pin_file(variant.version))
+        fixes = debian_rt.fixes_dir(variant.version)
+        deps += [p for p in (fixes, os.path.join(fixes, "series")) if os.path.exists(p)]
     if variant.patchsets:
         try:
             deps += patch_stack(variant)

@@ -8,7 +8,9 @@ orig tarball) is fetched: its URL and SHA256 come from
 it is checked and kept in the cache, never in the tree.
 
 kernel-patches/<version>/debian-rt.toml pins the package version and lists
-the patches that are skipped, each with its reason.
+the patches that are skipped, each with its reason.  The rig's own fixes to
+that series (kernel-patches/<version>/debian-rt-fixes/, a quilt series whose
+patches say why in their changelogs) are applied after it.
 """
 
 import hashlib
@@ -45,6 +47,31 @@ def load_pin(version):
     if not all(isinstance(s, dict) and {"patch", "reason"} <= set(s) for s in skip):
         raise BuildError("%s: every [[skip]] needs patch and reason" % path)
     return pin
+
+
+def fixes_dir(version):
+    return os.path.join(paths.KERNEL_PATCHES, version, "debian-rt-fixes")
+
+
+def _series_names(path):
+    with open(path, encoding="utf-8") as f:
+        names = [ln.split("#", 1)[0].strip() for ln in f]
+    return [n for n in names if n]
+
+
+def fixes(version):
+    """The rig's fixes to Debian's RT series, in series order (none when
+    the version has no debian-rt-fixes/)."""
+    d = fixes_dir(version)
+    series = os.path.join(d, "series")
+    if not os.path.exists(series):
+        return []
+    out = [os.path.join(d, n) for n in _series_names(series)]
+    missing = [p for p in out if not os.path.exists(p)]
+    if missing:
+        raise BuildError("%s names patches that do not exist: %s"
+                         % (series, ", ".join(missing)))
+    return out
 
 
 def cache_dir(pin):
@@ -101,15 +128,14 @@ def fetch(pin):
 
 
 def patches(version):
-    """The RT patches to apply, in series order, without the skipped ones."""
+    """The RT patches to apply, in series order, without the skipped ones,
+    then the rig's fixes."""
     pin = load_pin(version)
     d = fetch(pin)
-    with open(os.path.join(d, "series"), encoding="utf-8") as f:
-        names = [ln.split("#", 1)[0].strip() for ln in f]
-    names = [n for n in names if n]
+    names = _series_names(os.path.join(d, "series"))
     skip = {s["patch"] for s in pin.get("skip", [])}
     unknown = skip - set(names)
     if unknown:
         raise BuildError("%s skips patches the series does not have: %s"
                          % (pin_file(version), ", ".join(sorted(unknown))))
-    return [os.path.join(d, n) for n in names if n not in skip]
+    return [os.path.join(d, n) for n in names if n not in skip] + fixes(version)

@@ -98,6 +98,16 @@ def _us(ns):
     return "-" if ns is None else "%.1f" % (ns / 1000.0)
 
 
+def _lost(sensor):
+    """Lost samples, and the events the device did not raise because QEMU
+    ran its timer too late (the host's, not the guest's)."""
+    counts = sensor.get("counts", {}) if sensor else {}
+    if "lost" not in counts:
+        return "-"
+    late = counts.get("host_late")
+    return "%d (+%d host-late)" % (counts["lost"], late) if late else str(counts["lost"])
+
+
 def row_figures(run):
     """The columns people look at, as strings."""
     f = run.get("figures", {})
@@ -112,7 +122,7 @@ def row_figures(run):
         "hard p50/p99/max us": "/".join(_us(hard.get(k)) for k in ("p50", "p99", "max"))
         if hard.get("count") else "-",
         "user p99 us": _us(user.get("p99")) if user.get("count") else "-",
-        "lost": str(sensor.get("counts", {}).get("lost", "-")) if sensor else "-",
+        "lost": _lost(sensor),
         "cli hits/viol": ("%s/%s" % (gdb.get("distinct_sites", "-"), gdb.get("violations", "-"))
                           if gdb else "-"),
     }

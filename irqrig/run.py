@@ -127,7 +127,7 @@ class Boot:
         s = self.scn["sensor"]
         sensor = None
         if s["enabled"]:
-            sensor = {"irq-mode": s["irq_mode"]}
+            sensor = {"irq-mode": s["irq_mode"], "late-skip-ns": s["late_skip_ns"]}
         kdir = paths.kernel_dir(self.variant.name)
         check = self.scn["gdb"]["check"]
         # Every guest gets a gdbstub: after a hang it is how the kernel log
@@ -488,6 +488,11 @@ class Boot:
                 detail = "lost %d (deadline %d, overflow %d) in %d bursts" % (
                     lost, sensor["counts"]["lost_deadline"],
                     sensor["counts"]["lost_overflow"], sensor["loss_bursts"])
+                if sensor["counts"]["host_late"]:
+                    detail += ("; %d generator events not raised: QEMU ran the device's "
+                               "timer more than %g ms late" % (
+                                   sensor["counts"]["host_late"],
+                                   self.scn["sensor"]["late_skip_ns"] / 1e6))
                 excused = False
                 if self.host and lost:
                     both = hoststall.coinciding(bursts, self.host["stalls"])

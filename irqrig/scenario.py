@@ -64,6 +64,11 @@ SCHEMA = {
         "spurious_every": Field(int, 0, lo=0, hi=2**32 - 1),
         "drop_every": Field(int, 0, lo=0, hi=2**32 - 1),
         "stuck_intx": Field(bool, False),
+        # Without icount a late QEMU timer would raise its backlog at once
+        # and overflow the latch: losses of the host's, not the guest's.
+        "late_skip_ns": Field(int, 2000000, lo=0,
+                              doc="the device counts (host-late) and does not raise a "
+                                  "generator event QEMU runs more than this late; 0: never"),
     },
     "driver": {
         "load": Field(bool, False, doc="insmod the driver after boot"),

@@ -44,7 +44,7 @@ def summarize(path):
     lat = {s: [] for s in STAGES}
     stamps = {}            # seq -> {"raise": t, stage: t}
     counts = {"raised": 0, "irq": 0, "dropped": 0, "spurious": 0, "bad_acks": 0,
-              "lost_deadline": 0, "lost_overflow": 0, "corrupt": 0}
+              "lost_deadline": 0, "lost_overflow": 0, "corrupt": 0, "host_late": 0}
     order_errors = 0
     for e in events:
         ev = e.get("ev")
@@ -64,6 +64,8 @@ def summarize(path):
             counts["bad_acks"] += 1
         elif ev == "corrupt":
             counts["corrupt"] += 1
+        elif ev == "late":
+            counts["host_late"] += 1
     # t_raise <= hard <= thread <= user for every sample that reached a stage.
     for s in stamps.values():
         seq_t = [s.get(k) for k in ("raise",) + STAGES]

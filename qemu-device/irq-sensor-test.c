@@ -429,6 +429,32 @@ static void test_periodic(void)
     sensor_stop(s);
 }
 
+/*
+ * late-skip-ns only skips events QEMU runs late; qtest runs every timer at
+ * its deadline, so even a 1 ns bound skips nothing and the schedule is the
+ * plain periodic one.
+ */
+static void test_periodic_on_time_is_not_skipped(void)
+{
+    Sensor *s = sensor_start("late-skip-ns=1", NULL);
+    const uint64_t period = 100000;
+    int k;
+
+    wr64(s, IRQ_SENSOR_REG_PERIOD, period);
+    wr32(s, IRQ_SENSOR_REG_LATCH_DEPTH, 16);
+    wr32(s, IRQ_SENSOR_REG_MODE, IRQ_SENSOR_MODE_PERIODIC);
+    wr32(s, IRQ_SENSOR_REG_CTRL, IRQ_SENSOR_CTRL_RUN);
+    step(s, 10 * period);
+    g_assert_cmpuint(latch_count(s), ==, 10);
+    for (k = 1; k <= 10; k++) {
+        g_assert_cmpuint(head_seq(s), ==, k);
+        ack(s, STAGE_HARD, k);
+    }
+    g_assert_cmpuint(rd64(s, IRQ_SENSOR_REG_CNT_HOST_LATE), ==, 0);
+    g_assert_cmpuint(qom_get_uint(s, "host-late"), ==, 0);
+    sensor_stop(s);
+}
+
 static void test_periodic_jitter(void)
 {
     Sensor *s = sensor_start(NULL, NULL);
@@ -1079,7 +1105,7 @@ static void test_qom(void)
         "seed", "deadline-ns", "latch-depth", "spurious-every", "drop-every",
         "stuck-intx", "irq-enable", "run", "fire", "clear-stats", "samples",
         "irqs", "lost-deadline", "lost-overflow", "spurious", "dropped",
-        "bad-acks", "stats", "irq-mode", "log",
+        "bad-acks", "host-late", "stats", "irq-mode", "log", "late-skip-ns",
     };
     g_autofree char *mode = NULL;
     g_autofree char *hmp = NULL;
@@ -1524,6 +1550,8 @@ int main(int argc, char **argv)
     qtest_add_func("irq-sensor/machine-pc", test_machine_pc);
     qtest_add_func("irq-sensor/mode/manual", test_manual);
     qtest_add_func("irq-sensor/mode/periodic", test_periodic);
+    qtest_add_func("irq-sensor/mode/periodic-on-time",
+                   test_periodic_on_time_is_not_skipped);
     qtest_add_func("irq-sensor/mode/periodic-jitter", test_periodic_jitter);
     qtest_add_func("irq-sensor/mode/poisson", test_poisson);
     qtest_add_func("irq-sensor/mode/burst", test_burst);

@@ -73,6 +73,7 @@ typedef enum IrqSensorCounter {
     CNT_SPURIOUS,
     CNT_DROPPED,
     CNT_BAD_ACKS,
+    CNT_HOST_LATE,
     CNT__MAX,
 } IrqSensorCounter;
 
@@ -106,6 +107,7 @@ struct IrqSensorState {
     /* static properties */
     int irq_mode;
     CharBackend log;
+    uint64_t late_skip_ns;      /* 0: raise every overdue event */
 
     uint64_t knob[KNOB__MAX];
     uint32_t status;            /* STATUS_SPURIOUS | STATUS_LOST */
@@ -120,6 +122,7 @@ struct IrqSensorState {
     /* generator */
     uint64_t prng;
     int64_t gen_anchor;         /* drift-free schedule point */
+    int64_t gen_due;            /* when the pending event is due */
     uint32_t burst_idx;
     uint64_t gen_events;        /* phase for SPURIOUS_EVERY */
 
@@ -249,6 +252,9 @@ static const IrqSensorCounterInfo irq_sensor_counters[CNT__MAX] = {
                       "samples that raised no interrupt" },
     [CNT_BAD_ACKS] = { "bad-acks", IRQ_SENSOR_REG_CNT_BAD_ACKS,
                        "stage acks with a wrong sequence or order" },
+    [CNT_HOST_LATE] = { "host-late", IRQ_SENSOR_REG_CNT_HOST_LATE,
+                        "generator events not raised: the host ran the "
+                        "device's timer more than late-skip-ns late" },
 };
 
 static int64_t irq_sensor_now(void)
@@ -646,8 +652,28 @@ static void irq_sensor_gen_schedule(IrqSensorState *s, int64_t now)
         return;
     }
     if (t != INT64_MAX) {
+        s->gen_due = t;
         timer_mod_ns(&s->gen_timer, MAX(t, now));
     }
+}
+
+/*
+ * Without icount the virtual clock follows the host's, and a timer runs
+ * when QEMU's main loop gets to it.  If the host kept the main loop away
+ * for longer than the latch covers, catching up would raise the whole
+ * backlog at once and overflow the latch: losses the guest did not cause.
+ * So an event overdue by more than late-skip-ns is counted and not raised.
+ * Under icount timers are never late and nothing is skipped.
+ */
+static bool irq_sensor_host_late(IrqSensorState *s, int64_t now)
+{
+    if (!s->late_skip_ns || s->knob[KNOB_MODE] == IRQ_SENSOR_MODE_STORM ||
+        now - s->gen_due <= (int64_t)MIN(s->late_skip_ns, INT64_MAX)) {
+        return false;
+    }
+    s->cnt[CNT_HOST_LATE]++;
+    irq_sensor_log(s, "late", now, ",\"due\":%" PRId64, s->gen_due);
+    return true;
 }
 
 static void irq_sensor_gen_event(IrqSensorState *s, int64_t now)
@@ -670,7 +696,9 @@ static void irq_sensor_gen_cb(void *opaque)
     if (!s->knob[KNOB_RUN] || s->knob[KNOB_MODE] == IRQ_SENSOR_MODE_MANUAL) {
         return;
     }
-    irq_sensor_gen_event(s, now);
+    if (!irq_sensor_host_late(s, now)) {
+        irq_sensor_gen_event(s, now);
+    }
     if (s->knob[KNOB_MODE] == IRQ_SENSOR_MODE_BURST) {
         s->burst_idx++;
     }
@@ -810,6 +838,7 @@ static void irq_sensor_reset_state(IrqSensorState *s)
     s->next_seq = 1;
     irq_sensor_seed(s);
     s->gen_anchor = 0;
+    s->gen_due = 0;
     s->burst_idx = 0;
     s->gen_events = 0;
     irq_sensor_clear_stats(s);
@@ -1393,7 +1422,7 @@ static char *irq_sensor_prop_get_stats(Object *obj, Error **errp)
     return g_string_free(js, false);
 }
 
-/* Static properties: irq-mode (an enum) and the log chardev */
+/* Static properties: irq-mode (an enum), the log chardev, late-skip-ns */
 
 static void irq_sensor_get_irq_mode(Object *obj, Visitor *v, const char *name,
                                     void *opaque, Error **errp)
@@ -1434,6 +1463,7 @@ static Property irq_sensor_properties[] = {
     DEFINE_PROP_SIGNED("irq-mode", IrqSensorState, irq_mode,
                        IRQ_SENSOR_IRQ_MSIX, irq_sensor_prop_irq_mode, int),
     DEFINE_PROP_CHR("log", IrqSensorState, log),
+    DEFINE_PROP_UINT64("late-skip-ns", IrqSensorState, late_skip_ns, 0),
     DEFINE_PROP_END_OF_LIST(),
 };
 
@@ -1499,8 +1529,9 @@ static const VMStateDescription vmstate_irq_sensor_stage_stats = {
 
 static const VMStateDescription vmstate_irq_sensor = {
     .name = TYPE_IRQ_SENSOR,
-    .version_id = 1,
-    .minimum_version_id = 1,
+    /* 2: gen_due and the host-late counter; no v1 streams are read */
+    .version_id = 2,
+    .minimum_version_id = 2,
     .post_load = irq_sensor_post_load,
     .fields = (VMStateField[]) {
         VMSTATE_PCI_DEVICE(parent_obj, IrqSensorState),
@@ -1517,6 +1548,7 @@ static const VMStateDescription vmstate_irq_sensor = {
         VMSTATE_UINT32(next_seq, IrqSensorState),
         VMSTATE_UINT64(prng, IrqSensorState),
         VMSTATE_INT64(gen_anchor, IrqSensorState),
+        VMSTATE_INT64(gen_due, IrqSensorState),
         VMSTATE_UINT32(burst_idx, IrqSensorState),
         VMSTATE_UINT64(gen_events, IrqSensorState),
         VMSTATE_UINT64_ARRAY(cnt, IrqSensorState, CNT__MAX),
@@ -1555,6 +1587,9 @@ static void irq_sensor_class_init(ObjectClass *oc, void *data)
     device_class_set_props(dc, irq_sensor_properties);
     object_class_property_set_description(oc, "log",
         "chardev for the event log (one JSON object per line)");
+    object_class_property_set_description(oc, "late-skip-ns",
+        "a generator event the host runs more than this many ns late is "
+        "counted (host-late) and not raised; 0 = raise it anyway");
 
     for (i = 0; i < KNOB__MAX; i++) {
         const IrqSensorKnobInfo *ki = &irq_sensor_knobs[i];

@@ -40,6 +40,26 @@ class DebianRtTest(unittest.TestCase):
         self.assertEqual(debian_rt.patches("6.1"),
                          [os.path.join(d, "0001-a.patch"), os.path.join(d, "0003-c.patch")])
 
+    def test_fixes_follow_the_series(self):
+        self.pin('package = "linux"\nversion = "1-1"\n')
+        d = self.fake_cache(["0001-a.patch"])
+        fixes = debian_rt.fixes_dir("6.1")
+        os.makedirs(fixes)
+        for name in ("0001-fix.patch", "series"):
+            with open(os.path.join(fixes, name), "w", encoding="utf-8") as f:
+                f.write("0001-fix.patch\n" if name == "series" else "")
+        self.assertEqual(debian_rt.patches("6.1"),
+                         [os.path.join(d, "0001-a.patch"), os.path.join(fixes, "0001-fix.patch")])
+
+    def test_fixes_series_naming_a_missing_patch_is_an_error(self):
+        fixes = debian_rt.fixes_dir("6.1")
+        os.makedirs(fixes)
+        with open(os.path.join(fixes, "series"), "w", encoding="utf-8") as f:
+            f.write("0001-gone.patch\n")
+        with self.assertRaises(BuildError) as cm:
+            debian_rt.fixes("6.1")
+        self.assertIn("0001-gone.patch", str(cm.exception))
+
     def test_skip_of_unknown_patch_is_an_error(self):
         self.pin('package = "linux"\nversion = "1-1"\n'
                  '[[skip]]\npatch = "0009-z.patch"\nreason = "gone"\n')

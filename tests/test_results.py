@@ -23,6 +23,14 @@ def fake_run(status, scenario="smoke", variant="6.12-rt"):
 
 class ResultsTest(TmpResultsTest):
 
+    def test_lost_column_names_host_late_events(self):
+        run = fake_run("pass")
+        self.assertEqual(results.row_figures(run)["lost"], "0")
+        run["figures"]["sensor"]["counts"]["host_late"] = 7
+        self.assertEqual(results.row_figures(run)["lost"], "0 (+7 host-late)")
+        run["figures"]["sensor"] = None
+        self.assertEqual(results.row_figures(run)["lost"], "-")
+
     def test_write_all_files(self):
         rs = results.RunSet("smoke", ["runner.py", "run", "smoke"])
         rs.add(fake_run("pass"))

@@ -55,6 +55,16 @@ class SensorLogTest(unittest.TestCase):
         self.assertEqual(s["latency_ns"]["user"]["p50"], 19000)
         self.assertEqual(s["stage_order_errors"], 0)
 
+    def test_host_late_events_are_counted_apart_from_losses(self):
+        ev = [
+            {"ev": "raise", "t": 1000, "seq": 1, "value": 0, "irq": True},
+            {"ev": "late", "t": 9000000, "due": 2000000},
+            {"ev": "late", "t": 9000010, "due": 3000000},
+            {"ev": "raise", "t": 9000020, "seq": 2, "value": 0, "irq": True},
+        ]
+        c = sensorlog.summarize(self.write(ev))["counts"]
+        self.assertEqual((c["raised"], c["lost"], c["host_late"]), (2, 0, 2))
+
     def test_stage_order_error(self):
         ev = [
             {"ev": "raise", "t": 1000, "seq": 1, "value": 0, "irq": True},
