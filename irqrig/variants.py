@@ -80,12 +80,8 @@ VARIANTS = {v.name: v for v in [
     Variant("6.1-rt-irqsoft", "6.1", ["rt", "rt-irq-disable"], ["debian-rt", "irqsoft"],
             icount_smp=False,
             description="6.1-rt + the RT_IRQ_DISABLE series (kernel-patches/6.1)"),
-    # Not in the default set: Debian's 6.1-rt with PROVE_RCU hangs at boot
-    # now and then (one or two boots of five under TCG) in the RCU-tasks
-    # self-test, which runs before the ktimers threads exist and waits on
-    # a timer; stock 6.1-rt + the debug fragment does the same.
     Variant("6.1-rt-irqsoft-debug", "6.1", ["rt", "rt-irq-disable", "debug"],
-            ["debian-rt", "irqsoft"], icount_smp=False, default=False,
+            ["debian-rt", "irqsoft"], icount_smp=False,
             description="6.1-rt-irqsoft + lockdep and debug checks"),
 ]}
 
