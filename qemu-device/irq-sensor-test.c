@@ -455,6 +455,34 @@ static void test_periodic_on_time_is_not_skipped(void)
     sensor_stop(s);
 }
 
+/*
+ * A stopped VM's virtual clock runs no timers: stepping it while stopped
+ * and then continuing makes the generator's timer run late, as a host
+ * that kept QEMU's main loop away would.  With a 250 us bound, of the ten
+ * overdue events (due 100..1000 us) only the three due within 250 us of
+ * "now" (800, 900, 1000 us) are raised.
+ */
+static void test_periodic_late_is_skipped(void)
+{
+    Sensor *s = sensor_start("late-skip-ns=250000", NULL);
+    const uint64_t period = 100000;
+
+    wr64(s, IRQ_SENSOR_REG_PERIOD, period);
+    wr32(s, IRQ_SENSOR_REG_LATCH_DEPTH, 16);
+    wr32(s, IRQ_SENSOR_REG_MODE, IRQ_SENSOR_MODE_PERIODIC);
+    wr32(s, IRQ_SENSOR_REG_CTRL, IRQ_SENSOR_CTRL_RUN);
+    qtest_qmp_assert_success(s->qts, "{'execute':'stop'}");
+    step(s, 10 * period);
+    qtest_qmp_assert_success(s->qts, "{'execute':'cont'}");
+    step(s, 1);
+    g_assert_cmpuint(rd64(s, IRQ_SENSOR_REG_CNT_HOST_LATE), ==, 7);
+    g_assert_cmpuint(rd64(s, IRQ_SENSOR_REG_CNT_SAMPLES), ==, 3);
+    g_assert_cmpuint(rd64(s, IRQ_SENSOR_REG_CNT_LOST_OVERFLOW), ==, 0);
+    /* sequence numbers are not used up by skipped events */
+    g_assert_cmpuint(head_seq(s), ==, 1);
+    sensor_stop(s);
+}
+
 static void test_periodic_jitter(void)
 {
     Sensor *s = sensor_start(NULL, NULL);
@@ -1552,6 +1580,8 @@ int main(int argc, char **argv)
     qtest_add_func("irq-sensor/mode/periodic", test_periodic);
     qtest_add_func("irq-sensor/mode/periodic-on-time",
                    test_periodic_on_time_is_not_skipped);
+    qtest_add_func("irq-sensor/mode/periodic-late",
+                   test_periodic_late_is_skipped);
     qtest_add_func("irq-sensor/mode/periodic-jitter", test_periodic_jitter);
     qtest_add_func("irq-sensor/mode/poisson", test_poisson);
     qtest_add_func("irq-sensor/mode/burst", test_burst);
