@@ -112,6 +112,9 @@
 #define IRQ_SENSOR_REG_CNT_HOST_LATE	0x138	/* events the host ran too
 						 * late to raise
 						 */
+#define IRQ_SENSOR_REG_CNT_STALE_ACKS	0x140	/* acks of samples older
+						 * than the device's record
+						 */
 
 /*
  * Per-stage latency (ack stamp - t_raise): a block per stage at

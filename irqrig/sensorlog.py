@@ -44,7 +44,9 @@ def summarize(path):
     lat = {s: [] for s in STAGES}
     stamps = {}            # seq -> {"raise": t, stage: t}
     counts = {"raised": 0, "irq": 0, "dropped": 0, "spurious": 0, "bad_acks": 0,
-              "lost_deadline": 0, "lost_overflow": 0, "corrupt": 0, "host_late": 0}
+              "stale_acks": 0, "lost_deadline": 0, "lost_overflow": 0,
+              "corrupt": 0, "host_late": 0}
+    bad_ack_reasons = {}
     order_errors = 0
     for e in events:
         ev = e.get("ev")
@@ -62,6 +64,10 @@ def summarize(path):
             counts["spurious"] += 1
         elif ev == "bad_ack":
             counts["bad_acks"] += 1
+            why = "%s: %s" % (e.get("stage"), e.get("why", "?"))
+            bad_ack_reasons[why] = bad_ack_reasons.get(why, 0) + 1
+        elif ev == "stale_ack":
+            counts["stale_acks"] += 1
         elif ev == "corrupt":
             counts["corrupt"] += 1
         elif ev == "late":
@@ -77,6 +83,7 @@ def summarize(path):
     bursts = loss_bursts([e["t"] for e in events if e.get("ev") == "lost"])
     return {
         "counts": counts,
+        "bad_ack_reasons": bad_ack_reasons,
         "loss_bursts": len(bursts),
         "loss_burst_spans_ns": bursts[:5000],
         "stage_order_errors": order_errors,

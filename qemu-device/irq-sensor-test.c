@@ -880,12 +880,21 @@ static void test_ack_bad(void)
     g_assert_cmpuint(head_seq(s), ==, 2);
     ack(s, STAGE_HARD, 2);
 
-    /* only the last 1024 samples are remembered */
+    /*
+     * Only the last 1024 samples are remembered: an ack of an older one is
+     * stale (raised, but no longer measurable), not bad; a sequence never
+     * raised stays bad.
+     */
     for (i = 0; i < 1030; i++) {
         fire(s);
     }
     ack(s, STAGE_THREAD, 2);
+    ack(s, STAGE_USER, 2);
+    g_assert_cmpuint(rd64(s, IRQ_SENSOR_REG_CNT_STALE_ACKS), ==, 2);
+    g_assert_cmpuint(qom_get_uint(s, "stale-acks"), ==, 2);
+    ack(s, STAGE_THREAD, 1033);     /* not raised yet */
     g_assert_cmpuint(rd64(s, IRQ_SENSOR_REG_CNT_BAD_ACKS), ==, 10);
+    g_assert_cmpuint(rd64(s, IRQ_SENSOR_REG_CNT_STALE_ACKS), ==, 2);
     g_assert_cmpuint(stats64(s, STAGE_THREAD, IRQ_SENSOR_STATS_COUNT), ==, 1);
     g_assert_cmpuint(qom_get_uint(s, "bad-acks"), ==, 10);
     sensor_stop(s);
@@ -1133,7 +1142,8 @@ static void test_qom(void)
         "seed", "deadline-ns", "latch-depth", "spurious-every", "drop-every",
         "stuck-intx", "irq-enable", "run", "fire", "clear-stats", "samples",
         "irqs", "lost-deadline", "lost-overflow", "spurious", "dropped",
-        "bad-acks", "host-late", "stats", "irq-mode", "log", "late-skip-ns",
+        "bad-acks", "host-late", "stale-acks", "stats", "irq-mode", "log",
+        "late-skip-ns",
     };
     g_autofree char *mode = NULL;
     g_autofree char *hmp = NULL;
@@ -1450,7 +1460,7 @@ static void test_log_format(void)
         "{\"ev\":\"ack\",\"t\":%2$" PRId64 ",\"stage\":\"hard\",\"seq\":1,"
         "\"lat\":100}\n"
         "{\"ev\":\"bad_ack\",\"t\":%2$" PRId64 ",\"stage\":\"hard\","
-        "\"seq\":1}\n"
+        "\"seq\":1,\"why\":\"duplicate ack\"}\n"
         "{\"ev\":\"config\",\"t\":%2$" PRId64 ",\"key\":\"drop-every\","
         "\"value\":2,\"src\":\"guest\"}\n"
         "{\"ev\":\"raise\",\"t\":%2$" PRId64 ",\"seq\":2,"

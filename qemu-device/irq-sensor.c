@@ -74,6 +74,7 @@ typedef enum IrqSensorCounter {
     CNT_DROPPED,
     CNT_BAD_ACKS,
     CNT_HOST_LATE,
+    CNT_STALE_ACKS,
     CNT__MAX,
 } IrqSensorCounter;
 
@@ -255,6 +256,9 @@ static const IrqSensorCounterInfo irq_sensor_counters[CNT__MAX] = {
     [CNT_HOST_LATE] = { "host-late", IRQ_SENSOR_REG_CNT_HOST_LATE,
                         "generator events not raised: the host ran the "
                         "device's timer more than late-skip-ns late" },
+    [CNT_STALE_ACKS] = { "stale-acks", IRQ_SENSOR_REG_CNT_STALE_ACKS,
+                         "stage acks of a sample whose record a later "
+                         "sample reused: not measured" },
 };
 
 static int64_t irq_sensor_now(void)
@@ -526,6 +530,19 @@ static void irq_sensor_stats_add(IrqSensorStageStats *st, uint64_t lat)
     st->hist[bucket]++;
 }
 
+/*
+ * The ring remembers the last IRQ_SENSOR_RING_SIZE samples.  A sample
+ * whose slot a later one reused was raised, but its stages can no longer
+ * be checked or measured: a guest that falls that far behind (a storm while
+ * its thread is held off) is slow, not wrong.
+ */
+static bool irq_sensor_ack_stale(IrqSensorState *s, uint32_t seq)
+{
+    IrqSensorRingEntry *re = &s->ring[seq % IRQ_SENSOR_RING_SIZE];
+
+    return seq && re->seq && (int32_t)(re->seq - seq) > 0;
+}
+
 /* NULL if @seq may be acked at @stage now, else why not */
 static const char *irq_sensor_ack_error(IrqSensorState *s, unsigned stage,
                                         uint32_t seq)
@@ -534,7 +551,7 @@ static const char *irq_sensor_ack_error(IrqSensorState *s, unsigned stage,
     IrqSensorSample *head = irq_sensor_head(s);
 
     if (!seq || re->seq != seq) {
-        return "unknown or too old sequence";
+        return "unknown sequence";
     }
     if (re->acked & BIT(stage)) {
         return "duplicate ack";
@@ -557,18 +574,24 @@ static void irq_sensor_ack(IrqSensorState *s, unsigned stage, uint32_t seq)
 {
     int64_t now = irq_sensor_now();
     IrqSensorRingEntry *re = &s->ring[seq % IRQ_SENSOR_RING_SIZE];
+    bool stale = irq_sensor_ack_stale(s, seq);
     const char *why;
     uint64_t lat;
 
     /* valid strictly before the deadline, even if the timer has not run */
     irq_sensor_expire(s, now);
-    why = irq_sensor_ack_error(s, stage, seq);
-    if (why) {
+    why = stale ? NULL : irq_sensor_ack_error(s, stage, seq);
+    if (stale) {
+        s->cnt[CNT_STALE_ACKS]++;
+        irq_sensor_log(s, "stale_ack", now, ",\"stage\":\"%s\",\"seq\":%u",
+                       irq_sensor_stage_names[stage], seq);
+    } else if (why) {
         s->cnt[CNT_BAD_ACKS]++;
         qemu_log_mask(LOG_GUEST_ERROR, "irq-sensor: bad %s ack of seq %u: "
                       "%s\n", irq_sensor_stage_names[stage], seq, why);
-        irq_sensor_log(s, "bad_ack", now, ",\"stage\":\"%s\",\"seq\":%u",
-                       irq_sensor_stage_names[stage], seq);
+        irq_sensor_log(s, "bad_ack", now, ",\"stage\":\"%s\",\"seq\":%u,"
+                       "\"why\":\"%s\"", irq_sensor_stage_names[stage], seq,
+                       why);
     } else {
         lat = now - re->t_raise;
         re->acked |= BIT(stage);
@@ -1529,9 +1552,12 @@ static const VMStateDescription vmstate_irq_sensor_stage_stats = {
 
 static const VMStateDescription vmstate_irq_sensor = {
     .name = TYPE_IRQ_SENSOR,
-    /* 2: gen_due and the host-late counter; no v1 streams are read */
-    .version_id = 2,
-    .minimum_version_id = 2,
+    /*
+     * 2: gen_due and the host-late counter; 3: the stale-acks counter.
+     * Older streams are not read.
+     */
+    .version_id = 3,
+    .minimum_version_id = 3,
     .post_load = irq_sensor_post_load,
     .fields = (VMStateField[]) {
         VMSTATE_PCI_DEVICE(parent_obj, IrqSensorState),

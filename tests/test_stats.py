@@ -65,6 +65,19 @@ class SensorLogTest(unittest.TestCase):
         c = sensorlog.summarize(self.write(ev))["counts"]
         self.assertEqual((c["raised"], c["lost"], c["host_late"]), (2, 0, 2))
 
+    def test_stale_acks_are_not_bad_acks_and_bad_ones_keep_their_reason(self):
+        ev = [
+            {"ev": "raise", "t": 1000, "seq": 1, "value": 0, "irq": True},
+            {"ev": "stale_ack", "t": 2000, "stage": "user", "seq": 1},
+            {"ev": "bad_ack", "t": 3000, "stage": "hard", "seq": 7,
+             "why": "unknown sequence"},
+            {"ev": "bad_ack", "t": 4000, "stage": "hard", "seq": 8,
+             "why": "unknown sequence"},
+        ]
+        s = sensorlog.summarize(self.write(ev))
+        self.assertEqual((s["counts"]["stale_acks"], s["counts"]["bad_acks"]), (1, 2))
+        self.assertEqual(s["bad_ack_reasons"], {"hard: unknown sequence": 2})
+
     def test_stage_order_error(self):
         ev = [
             {"ev": "raise", "t": 1000, "seq": 1, "value": 0, "irq": True},

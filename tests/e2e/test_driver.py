@@ -18,7 +18,10 @@ class DriverTest(unittest.TestCase):
             for stage in ("hard", "thread", "user"):
                 self.assertGreater(sensor["latency_ns"][stage]["count"], 300, stage)
             self.assertEqual(sensor["counts"]["lost"], 0)
-            self.assertEqual(sensor["counts"]["bad_acks"], 0)
+            # Protocol errors only: acks of samples the device no longer
+            # remembers (a storm outran the thread stage) are stale_acks.
+            self.assertEqual(sensor["counts"]["bad_acks"], 0,
+                             "%s: %s" % (r["variant"], sensor["bad_ack_reasons"]))
             self.assertGreater(sensor["counts"]["spurious"], 0, "spurious mode ran")
             self.assertGreater(sensor["counts"]["dropped"], 0, "dropped mode ran")
             reads = r["figures"]["sensor_read"]
