@@ -101,15 +101,19 @@ class VcpuWatch:
         }
 
 
-def coinciding(bursts_ns, stalls, window_s=0.1):
-    """How many loss bursts (device times, ns since the VM started) have a
-    vCPU stall within window_s of them.  Without icount the virtual clock
+def at_a_stall(bursts_ns, stalls, window_s=0.1):
+    """For each loss burst (device times, ns since the VM started): is a
+    vCPU stall within window_s of it?  Without icount the virtual clock
     runs with host time from QEMU's start, where the stall clock starts."""
     times = sorted(s[0] for s in stalls)
-    n = 0
+    out = []
     for first, last in bursts_ns:
         lo, hi = first / 1e9 - window_s, last / 1e9 + window_s
         i = bisect.bisect_left(times, lo)
-        if i < len(times) and times[i] <= hi:
-            n += 1
-    return n
+        out.append(i < len(times) and times[i] <= hi)
+    return out
+
+
+def coinciding(bursts_ns, stalls, window_s=0.1):
+    """How many loss bursts have a vCPU stall within window_s of them."""
+    return sum(at_a_stall(bursts_ns, stalls, window_s))

@@ -14,7 +14,7 @@ import tempfile
 import time
 
 from irqrig import build_driver, build_kernel, console, gdbcheck, gdbfire, paths, qemu
-from irqrig import hoststall, sensorlog, variants
+from irqrig import hostfreeze, hoststall, sensorlog, variants
 from irqrig.errors import GuestError, IrqrigError, MissingError
 from irqrig.util import log
 
@@ -117,6 +117,7 @@ class Boot:
         self.background_load = False
         self.gdb_result = None
         self.host = None            # hoststall summary (runs without icount)
+        self.clock_offset_ns = None  # host CLOCK_MONOTONIC - device virtual time
         # The test-only unsafe build (the seed article's self-deadlock).
         self.module = scn["driver"]["module"]
         os.makedirs(log_dir, exist_ok=True)
@@ -369,7 +370,11 @@ class Boot:
         t0 = time.monotonic()
         child = console.spawn(cfg.argv(), result["logs"]["console"])
         # Without icount, host scheduling delays are guest latency: measure them.
-        watch = hoststall.VcpuWatch(child.pid).start() if cfg.icount is None else None
+        watch = freeze = None
+        if cfg.icount is None:
+            watch = hoststall.VcpuWatch(child.pid).start()
+            freeze = hostfreeze.FreezeProbe(os.path.join(self.log_dir,
+                                                         "host-freezes.jsonl")).start()
         status = "error"
         check = None
         try:
@@ -387,6 +392,8 @@ class Boot:
             result["guest"] = info
             self.guest = info
             self.check_boot(info)
+            if freeze is not None and cfg.sensor is not None:
+                self.clock_offset_ns = self.read_clock_offset(cfg)
             if batch:
                 commands, token, _ = batch
                 live.wait_poweroff(self.scn["timeout_s"])
@@ -413,6 +420,8 @@ class Boot:
         finally:
             if watch is not None:
                 self.host = watch.stop()
+                self.host.update(freeze.stop())
+                self.host["clock_offset_ns"] = self.clock_offset_ns
             console.stop(child)
             if check is not None:
                 self.gdb_result = check.finish()
@@ -424,6 +433,21 @@ class Boot:
         if self.scn["expect"]["expect_failure"]:
             self.judge_expected_failure(result)
         return result
+
+    def read_clock_offset(self, cfg):
+        """Host monotonic minus device time (ns), from the device's
+        clock-sync property, or None: then freezes are not matched."""
+        try:
+            q = qemu.Qmp(cfg.qmp)
+            try:
+                sync = json.loads(q.qom_get("/machine/peripheral/sensor", "clock-sync"))
+            finally:
+                q.close()
+            return sync["host"] - sync["virtual"]
+        except (OSError, RuntimeError, ValueError, KeyError) as e:
+            log("%s: no clock-sync from the device (%s): loss bursts are not "
+                "matched against host CPU freezes" % (self.variant.name, e))
+            return None
 
     def judge_expected_failure(self, result):
         """A negative scenario passes when the rig detects the failure."""
@@ -447,16 +471,51 @@ class Boot:
         result["expected_failure"] = {"want": want, "detected": detected}
         result["status"] = "pass" if hit else "fail"
 
+    def host_loss_detail(self, bursts, n_bursts):
+        """Match loss bursts against vCPU stalls and host CPU freezes; the
+        text goes to self.host["loss_detail"].  True if the host explains
+        every burst (and the burst list is complete)."""
+        h = self.host
+        stall = hoststall.at_a_stall(bursts, h["stalls"])
+        h["loss_bursts_at_a_stall"] = sum(stall)
+        text = ("; the host kept a vCPU waiting >= %g ms %d times (max %g ms), %d of the "
+                "bursts at such a stall" % (h["stall_threshold_ms"], h["vcpu_stalls"],
+                                             h["vcpu_stall_max_ms"], sum(stall)))
+        frozen = [False] * len(bursts)
+        if h.get("clock_offset_ns") is not None:
+            frozen = hostfreeze.explained(bursts, h["freezes"], h["clock_offset_ns"],
+                                          self.latch_span_ns())
+            h["loss_bursts_in_a_freeze"] = sum(frozen)
+            text += ("; host CPUs stood still >= %g ms %d times (max %g ms, %s), %d of the "
+                     "bursts inside such a freeze" % (
+                         h["freeze_threshold_ms"], h["host_cpu_freezes"],
+                         h["host_cpu_freeze_max_ms"], h["probe"], sum(frozen)))
+        explained = sum(1 for a, b in zip(stall, frozen) if a or b)
+        h["loss_bursts_explained"] = explained
+        h["loss_detail"] = text
+        return explained == n_bursts == len(bursts)
+
+    def latch_span_ns(self):
+        """The longest the latch takes to fill, over the sensor steps."""
+        base = self.scn["sensor"]
+        spans = [base["latch_depth"] * base["period_ns"]]
+        for st in self.scn["steps"]:
+            if st["type"] == "sensor":
+                spans.append((st.get("latch_depth") or base["latch_depth"])
+                             * (st.get("period_ns") or base["period_ns"]))
+        return max(spans)
+
     def excuse_gaps(self, lost):
         """The reader's sequence gaps are the device's lost samples when all
-        of those were lost at host stalls: clear its contiguity verdicts."""
+        of those were lost at host stalls or freezes: clear its contiguity verdicts."""
         missing = sum(r.get("missing") or 0 for r in self.figures.get("sensor_read", []))
         if missing > lost:
             return
         for v in self.verdicts.items:
             if v["name"].startswith("sensor-read: contiguous") and not v["ok"]:
                 v["ok"] = True
-                v["detail"] += " - excused: the missing samples were lost at host stalls"
+                v["detail"] += (" - excused: the missing samples were lost at host stalls "
+                                "or freezes")
 
     def finish(self, result):
         """Console scan and device figures, after QEMU has exited."""
@@ -495,16 +554,11 @@ class Boot:
                                    self.scn["sensor"]["late_skip_ns"] / 1e6))
                 excused = False
                 if self.host and lost:
-                    both = hoststall.coinciding(bursts, self.host["stalls"])
-                    self.host["loss_bursts_at_a_stall"] = both
-                    detail += ("; the host kept a vCPU waiting >= %g ms %d times (max %g ms), "
-                               "%d of the bursts at such a stall" % (
-                                   self.host["stall_threshold_ms"], self.host["vcpu_stalls"],
-                                   self.host["vcpu_stall_max_ms"], both))
-                    excused = (exp["host_stalls_excuse_losses"]
-                               and both == sensor["loss_bursts"] == len(bursts))
+                    excused = self.host_loss_detail(bursts, sensor["loss_bursts"])
+                    detail += self.host["loss_detail"]
+                    excused = excused and exp["host_stalls_excuse_losses"]
                 if excused:
-                    detail += " - excused: every burst is at a host stall"
+                    detail += " - excused: every burst is at a host stall or freeze"
                     self.excuse_gaps(lost)
                 self.verdicts.add("samples lost <= %d" % exp["lost_max"],
                                   lost <= exp["lost_max"] or excused, detail)

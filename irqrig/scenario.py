@@ -88,7 +88,8 @@ SCHEMA = {
         "cyclictest_max_us": Field(int, None, lo=1),
         "lost_max": Field(int, None, lo=0, doc="device samples lost, at most"),
         "host_stalls_excuse_losses": Field(bool, False, doc="lost samples whose every burst "
-                                           "coincides with a host vCPU stall do not count "
+                                           "coincides with a host vCPU stall or lies in a "
+                                           "host CPU freeze do not count "
                                            "(functional scenarios without icount)"),
         "hard_p99_us": Field(float, None, lo=0),
         "hard_max_us": Field(float, None, lo=0),

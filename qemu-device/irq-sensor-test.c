@@ -1134,6 +1134,35 @@ static void test_msi(void)
     sensor_stop(s);
 }
 
+static void clock_sync(Sensor *s, int64_t *virt, int64_t *host)
+{
+    g_autofree char *json = qom_get_str(s, "clock-sync");
+    QObject *obj = qobject_from_json(json, &error_abort);
+    QDict *d = qobject_to(QDict, obj);
+
+    g_assert(d);
+    *virt = qdict_get_int(d, "virtual");
+    *host = qdict_get_int(d, "host");
+    qobject_unref(obj);
+}
+
+/* clock-sync pairs the virtual clock with the host's monotonic clock */
+static void test_clock_sync(void)
+{
+    Sensor *s = sensor_start(NULL, NULL);
+    int64_t v0, h0, v1, h1;
+
+    clock_sync(s, &v0, &h0);
+    g_assert_cmpint(v0, ==, now(s));
+    g_assert_cmpint(h0, >, 0);
+    step(s, 12345);
+    clock_sync(s, &v1, &h1);
+    /* under qtest the virtual clock moves only when stepped */
+    g_assert_cmpint(v1 - v0, ==, 12345);
+    g_assert_cmpint(h1, >=, h0);
+    sensor_stop(s);
+}
+
 static void test_qom(void)
 {
     Sensor *s = sensor_start("irq-mode=intx", NULL);
@@ -1142,8 +1171,8 @@ static void test_qom(void)
         "seed", "deadline-ns", "latch-depth", "spurious-every", "drop-every",
         "stuck-intx", "irq-enable", "run", "fire", "clear-stats", "samples",
         "irqs", "lost-deadline", "lost-overflow", "spurious", "dropped",
-        "bad-acks", "host-late", "stale-acks", "stats", "irq-mode", "log",
-        "late-skip-ns",
+        "bad-acks", "host-late", "stale-acks", "stats", "clock-sync",
+        "irq-mode", "log", "late-skip-ns",
     };
     g_autofree char *mode = NULL;
     g_autofree char *hmp = NULL;
@@ -1607,6 +1636,7 @@ int main(int argc, char **argv)
     qtest_add_func("irq-sensor/irq/msix", test_msix);
     qtest_add_func("irq-sensor/irq/msi", test_msi);
     qtest_add_func("irq-sensor/qom", test_qom);
+    qtest_add_func("irq-sensor/clock-sync", test_clock_sync);
     qtest_add_func("irq-sensor/reset", test_reset);
     qtest_add_func("irq-sensor/bad-input", test_bad_input);
     qtest_add_func("irq-sensor/reg64-halves", test_reg64_halves);

@@ -1445,6 +1445,20 @@ static char *irq_sensor_prop_get_stats(Object *obj, Error **errp)
     return g_string_free(js, false);
 }
 
+/*
+ * Both clocks read together, so that a tool can put the log's virtual
+ * times on the host's CLOCK_MONOTONIC (QEMU_CLOCK_REALTIME): without
+ * icount the two advance together while the VM runs.
+ */
+static char *irq_sensor_prop_get_clock_sync(Object *obj, Error **errp)
+{
+    int64_t virt = irq_sensor_now();
+    int64_t host = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
+
+    return g_strdup_printf("{\"virtual\":%" PRId64 ",\"host\":%" PRId64 "}",
+                           virt, host);
+}
+
 /* Static properties: irq-mode (an enum), the log chardev, late-skip-ns */
 
 static void irq_sensor_get_irq_mode(Object *obj, Visitor *v, const char *name,
@@ -1667,6 +1681,11 @@ static void irq_sensor_class_init(ObjectClass *oc, void *data)
     object_class_property_set_description(oc, "stats",
         "read-only JSON: all counters and per-stage latency "
         "{count,min,max,sum,hist}");
+    object_class_property_add_str(oc, "clock-sync",
+                                  irq_sensor_prop_get_clock_sync, NULL);
+    object_class_property_set_description(oc, "clock-sync",
+        "read-only JSON {virtual,host}: the virtual clock and the host's "
+        "monotonic clock (ns), read together");
 }
 
 static const TypeInfo irq_sensor_info = {

@@ -21,7 +21,7 @@ def sensor_log(path, lost_at_ms):
 
 
 class LossVerdictTest(unittest.TestCase):
-    def boot(self, excuse, lost_at_ms, stalls, missing):
+    def boot(self, excuse, lost_at_ms, stalls, missing, freezes=None):
         text = 'variants = ["6.12-rt"]\n[sensor]\nenabled = true\n[expect]\nlost_max = 0\n'
         if excuse:
             text += "host_stalls_excuse_losses = true\n"
@@ -31,6 +31,11 @@ class LossVerdictTest(unittest.TestCase):
         b = run.Boot(point, "6.12-rt", tmp, "tcg")
         b.host = {"stalls": stalls, "stall_threshold_ms": 10.0,
                   "vcpu_stalls": len(stalls), "vcpu_stall_max_ms": 50.0}
+        if freezes is not None:
+            # host monotonic = device time + 100 s
+            b.host.update({"clock_offset_ns": 100_000 * MS, "freezes": freezes,
+                           "freeze_threshold_ms": 10.0, "host_cpu_freezes": len(freezes),
+                           "host_cpu_freeze_max_ms": 100.0, "probe": "test"})
         b.figures["sensor_read"] = [{"missing": missing}]
         b.verdicts.add("sensor-read: contiguous sequence (periodic)", missing == 0, "x")
         log = os.path.join(tmp, "sensor.log")
@@ -54,6 +59,17 @@ class LossVerdictTest(unittest.TestCase):
         v = self.boot(True, [40, 41, 900], [(0.05, "CPU 0/TCG", 30.0)], 3)
         self.assertFalse(v["samples lost <= 0"])
         self.assertFalse(v["sensor-read: contiguous sequence (periodic)"])
+
+    def test_a_loss_inside_a_host_cpu_freeze_is_excused(self):
+        v = self.boot(True, [40, 41, 900], [(0.05, "CPU 0/TCG", 30.0)], 3,
+                      freezes=[[1, 100.895, 100.95]])
+        self.assertTrue(v["samples lost <= 0"])
+        self.assertTrue(v["sensor-read: contiguous sequence (periodic)"])
+
+    def test_a_freeze_elsewhere_does_not_excuse(self):
+        v = self.boot(True, [40, 41, 900], [(0.05, "CPU 0/TCG", 30.0)], 3,
+                      freezes=[[1, 100.2, 100.3]])
+        self.assertFalse(v["samples lost <= 0"])
 
     def test_more_missing_than_lost_is_not_excused(self):
         v = self.boot(True, [40], [(0.05, "CPU 0/TCG", 30.0)], 5)

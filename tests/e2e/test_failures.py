@@ -1,6 +1,5 @@
 """A panicking guest, a hanging guest: verdicts, logs, no QEMU left behind."""
 
-import os
 import unittest
 
 from common import run_text, verdict
