@@ -98,14 +98,20 @@ def _us(ns):
     return "-" if ns is None else "%.1f" % (ns / 1000.0)
 
 
-def _lost(sensor):
-    """Lost samples, and the events the device did not raise because QEMU
-    ran its timer too late (the host's, not the guest's)."""
+def _lost(sensor, host):
+    """Lost samples, how many of their bursts the host explains, and the
+    events the device did not raise because QEMU ran its timer too late
+    (the host's, not the guest's)."""
     counts = sensor.get("counts", {}) if sensor else {}
     if "lost" not in counts:
         return "-"
-    late = counts.get("host_late")
-    return "%d (+%d host-late)" % (counts["lost"], late) if late else str(counts["lost"])
+    notes = []
+    if counts["lost"] and host and "loss_bursts_explained" in host:
+        notes.append("%d/%d bursts host" % (host["loss_bursts_explained"],
+                                            sensor.get("loss_bursts", 0)))
+    if counts.get("host_late"):
+        notes.append("+%d host-late" % counts["host_late"])
+    return "%d (%s)" % (counts["lost"], ", ".join(notes)) if notes else str(counts["lost"])
 
 
 def row_figures(run):
@@ -122,7 +128,7 @@ def row_figures(run):
         "hard p50/p99/max us": "/".join(_us(hard.get(k)) for k in ("p50", "p99", "max"))
         if hard.get("count") else "-",
         "user p99 us": _us(user.get("p99")) if user.get("count") else "-",
-        "lost": _lost(sensor),
+        "lost": _lost(sensor, f.get("host")),
         "cli hits/viol": ("%s/%s" % (gdb.get("distinct_sites", "-"), gdb.get("violations", "-"))
                           if gdb else "-"),
     }

@@ -28,6 +28,10 @@ class ResultsTest(TmpResultsTest):
         self.assertEqual(results.row_figures(run)["lost"], "0")
         run["figures"]["sensor"]["counts"]["host_late"] = 7
         self.assertEqual(results.row_figures(run)["lost"], "0 (+7 host-late)")
+        run["figures"]["sensor"]["counts"]["lost"] = 30
+        run["figures"]["sensor"]["loss_bursts"] = 3
+        run["figures"]["host"] = {"loss_bursts_explained": 2}
+        self.assertEqual(results.row_figures(run)["lost"], "30 (2/3 bursts host, +7 host-late)")
         run["figures"]["sensor"] = None
         self.assertEqual(results.row_figures(run)["lost"], "-")
 
