@@ -158,26 +158,27 @@ def merged(freezes):
     return out
 
 
-def explained(bursts_ns, freezes, offset_ns, lead_ns, tolerance_ns=TOLERANCE_NS,
+def explained(bursts_ns, freezes, offset_ns, tolerance_ns=TOLERANCE_NS,
               recovery_ns=RECOVERY_NS):
     """Which loss bursts a host CPU freeze explains: [bool] per burst.
 
     A burst [first, last] (device times, virtual ns; host monotonic ns =
     virtual + offset_ns) is explained by a stretch of frozen host CPUs
-    [a, b] that began when the latch started filling - at most lead_ns
-    (the latch's span: depth x period) before the first loss, and not after
-    it - and after which the burst ended within recovery_ns: a thawed host
-    CPU first runs what queued up while it stood still, so the guest drains
-    the latch a little after the thaw.  A burst that began before the
-    freeze, or went on long after it, is the guest's.  Any CPU's freeze
-    counts: a stopped vCPU can hold a lock the draining one needs.
+    [a, b] when it began during the stretch and ended at most recovery_ns
+    after the thaw.  It need not begin a latch's span after the freeze
+    did: a vCPU that keeps running stops draining once it waits for what a
+    frozen one holds (QEMU's BQL, a guest lock, an IPI's answer), and such
+    bursts end at the thaw.  A thawed CPU first runs what queued up while
+    it stood still, so the last loss may come a little after the thaw.  A
+    burst that began before the freeze or after it, or went on long after
+    it, is the guest's.  Any CPU's freeze counts.
     """
     spans = [(a * 1e9, b * 1e9) for a, b in merged(freezes)]
     out = []
     for first, last in bursts_ns:
         s, e = first + offset_ns, last + offset_ns
-        out.append(any(s - lead_ns - tolerance_ns <= a <= s + tolerance_ns
-                       and e <= b + recovery_ns for a, b in spans))
+        out.append(any(a - tolerance_ns <= s <= b + tolerance_ns and e <= b + recovery_ns
+                       for a, b in spans))
     return out
 
 

@@ -483,8 +483,7 @@ class Boot:
                                              h["vcpu_stall_max_ms"], sum(stall)))
         frozen = [False] * len(bursts)
         if h.get("clock_offset_ns") is not None:
-            frozen = hostfreeze.explained(bursts, h["freezes"], h["clock_offset_ns"],
-                                          self.latch_span_ns())
+            frozen = hostfreeze.explained(bursts, h["freezes"], h["clock_offset_ns"])
             h["loss_bursts_in_a_freeze"] = sum(frozen)
             text += ("; host CPUs stood still >= %g ms %d times (max %g ms, %s), %d of the "
                      "bursts inside such a freeze" % (
@@ -494,16 +493,6 @@ class Boot:
         h["loss_bursts_explained"] = explained
         h["loss_detail"] = text
         return explained == n_bursts == len(bursts)
-
-    def latch_span_ns(self):
-        """The longest the latch takes to fill, over the sensor steps."""
-        base = self.scn["sensor"]
-        spans = [base["latch_depth"] * base["period_ns"]]
-        for st in self.scn["steps"]:
-            if st["type"] == "sensor":
-                spans.append((st.get("latch_depth") or base["latch_depth"])
-                             * (st.get("period_ns") or base["period_ns"]))
-        return max(spans)
 
     def excuse_gaps(self, lost):
         """The reader's sequence gaps are the device's lost samples when all

@@ -56,21 +56,21 @@ class MatchTest(unittest.TestCase):
         fr = [(1, 2.0, 2.1), (0, 1.0, 1.1), (0, 2.05, 2.2)]
         self.assertEqual(hostfreeze.merged(fr), [[1.0, 1.1], [2.0, 2.2]])
 
-    def test_a_burst_a_freeze_started_is_explained(self):
+    def test_a_burst_during_a_freeze_is_explained(self):
         offset = 5_000_000_000              # host monotonic = virtual + 5 s
-        lead = 16_000_000                   # 16-deep latch, 1 ms period
         fr = [(0, 6.000, 6.100)]            # host seconds
         bursts = [
             [1_016_000_000, 1_099_000_000],     # latch filled 16 ms in
             [1_016_000_000, 1_150_000_000],     # drained 50 ms after the thaw
+            [1_060_000_000, 1_100_000_000],     # drain blocked 44 ms in, ended at the thaw
             [1_016_000_000, 1_250_000_000],     # went on long after it
             [980_000_000, 1_050_000_000],       # began before the freeze
-            [1_050_000_000, 1_099_000_000],     # began 50 ms in: not the freeze's
+            [1_130_000_000, 1_140_000_000],     # began after the thaw
             [3_016_000_000, 3_050_000_000],     # no freeze then
         ]
-        self.assertEqual(hostfreeze.explained(bursts, fr, offset, lead),
-                         [True, True, False, False, False, False])
-        self.assertEqual(hostfreeze.explained(bursts, [], offset, lead), [False] * 6)
+        self.assertEqual(hostfreeze.explained(bursts, fr, offset),
+                         [True, True, True, False, False, False, False])
+        self.assertEqual(hostfreeze.explained(bursts, [], offset), [False] * 7)
 
 
 if __name__ == "__main__":

@@ -62,13 +62,13 @@ class LossVerdictTest(unittest.TestCase):
 
     def test_a_loss_inside_a_host_cpu_freeze_is_excused(self):
         v = self.boot(True, [40, 41, 900], [(0.05, "CPU 0/TCG", 30.0)], 3,
-                      freezes=[[1, 100.895, 100.95]])
+                      freezes=[[1, 100.85, 100.95]])
         self.assertTrue(v["samples lost <= 0"])
         self.assertTrue(v["sensor-read: contiguous sequence (periodic)"])
 
     def test_a_freeze_elsewhere_does_not_excuse(self):
         v = self.boot(True, [40, 41, 900], [(0.05, "CPU 0/TCG", 30.0)], 3,
-                      freezes=[[1, 100.2, 100.3]])
+                      freezes=[[1, 100.5, 100.6]])
         self.assertFalse(v["samples lost <= 0"])
 
     def test_more_missing_than_lost_is_not_excused(self):
