@@ -93,6 +93,9 @@ class VcpuWatch:
         waits = [s[2] for s in self.stalls]
         return {
             "vcpu_threads": sorted(self.threads.values()),
+            # stall times are seconds since this CLOCK_MONOTONIC time
+            "stall_clock_t0": self.t0,
+            "stall_sample_interval_s": self.interval,
             "stall_threshold_ms": self.stall_ns / 1e6,
             "vcpu_stalls": len(waits),
             "vcpu_stall_max_ms": max(waits, default=0),
@@ -112,6 +115,15 @@ def at_a_stall(bursts_ns, stalls, window_s=0.1):
         i = bisect.bisect_left(times, lo)
         out.append(i < len(times) and times[i] <= hi)
     return out
+
+
+def stall_spans(summary):
+    """The vCPU stalls as [(thread, from_s, to_s)] on the host's monotonic
+    clock: a wait is accounted when it ends, and it ended at most one
+    sampling interval before it was seen."""
+    t0, dt = summary["stall_clock_t0"], summary["stall_sample_interval_s"]
+    return [(name, t0 + t - wait_ms / 1e3 - dt, t0 + t) for t, name, wait_ms in
+            summary["stalls"]]
 
 
 def coinciding(bursts_ns, stalls, window_s=0.1):

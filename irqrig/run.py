@@ -476,19 +476,27 @@ class Boot:
         text goes to self.host["loss_detail"].  True if the host explains
         every burst (and the burst list is complete)."""
         h = self.host
-        stall = hoststall.at_a_stall(bursts, h["stalls"])
-        h["loss_bursts_at_a_stall"] = sum(stall)
-        text = ("; the host kept a vCPU waiting >= %g ms %d times (max %g ms), %d of the "
-                "bursts at such a stall" % (h["stall_threshold_ms"], h["vcpu_stalls"],
-                                             h["vcpu_stall_max_ms"], sum(stall)))
+        offset = h.get("clock_offset_ns")
+        if offset is not None and "stall_clock_t0" in h:
+            # On the host's clock a vCPU kept off its CPU is a freeze of that
+            # vCPU: the same rule explains bursts by either.
+            stall = hostfreeze.explained(bursts, hoststall.stall_spans(h), offset)
+            how = "inside"
+        else:
+            stall = hoststall.at_a_stall(bursts, h["stalls"])
+            how = "within 100 ms of"
+        text = "; the host kept a vCPU waiting >= %g ms %d times (max %g ms), %d of the " \
+            "bursts %s such a stall" % (h["stall_threshold_ms"], h["vcpu_stalls"],
+                                        h["vcpu_stall_max_ms"], sum(stall), how)
         frozen = [False] * len(bursts)
-        if h.get("clock_offset_ns") is not None:
-            frozen = hostfreeze.explained(bursts, h["freezes"], h["clock_offset_ns"])
+        if offset is not None:
+            frozen = hostfreeze.explained(bursts, h["freezes"], offset)
             h["loss_bursts_in_a_freeze"] = sum(frozen)
             text += ("; host CPUs stood still >= %g ms %d times (max %g ms, %s), %d of the "
                      "bursts inside such a freeze" % (
                          h["freeze_threshold_ms"], h["host_cpu_freezes"],
                          h["host_cpu_freeze_max_ms"], h["probe"], sum(frozen)))
+        h["loss_bursts_at_a_stall"] = sum(stall)
         explained = sum(1 for a, b in zip(stall, frozen) if a or b)
         h["loss_bursts_explained"] = explained
         h["loss_detail"] = text

@@ -21,7 +21,7 @@ def sensor_log(path, lost_at_ms):
 
 
 class LossVerdictTest(unittest.TestCase):
-    def boot(self, excuse, lost_at_ms, stalls, missing, freezes=None):
+    def boot(self, excuse, lost_at_ms, stalls, missing, freezes=None, stall_t0=None):
         text = 'variants = ["6.12-rt"]\n[sensor]\nenabled = true\n[expect]\nlost_max = 0\n'
         if excuse:
             text += "host_stalls_excuse_losses = true\n"
@@ -36,6 +36,8 @@ class LossVerdictTest(unittest.TestCase):
             b.host.update({"clock_offset_ns": 100_000 * MS, "freezes": freezes,
                            "freeze_threshold_ms": 10.0, "host_cpu_freezes": len(freezes),
                            "host_cpu_freeze_max_ms": 100.0, "probe": "test"})
+        if stall_t0 is not None:
+            b.host.update({"stall_clock_t0": stall_t0, "stall_sample_interval_s": 0.004})
         b.figures["sensor_read"] = [{"missing": missing}]
         b.verdicts.add("sensor-read: contiguous sequence (periodic)", missing == 0, "x")
         log = os.path.join(tmp, "sensor.log")
@@ -65,6 +67,15 @@ class LossVerdictTest(unittest.TestCase):
                       freezes=[[1, 100.85, 100.95]])
         self.assertTrue(v["samples lost <= 0"])
         self.assertTrue(v["sensor-read: contiguous sequence (periodic)"])
+
+    def test_a_loss_inside_a_vcpu_stall_on_the_host_clock_is_excused(self):
+        # the watch started at host 100 s; a 60 ms wait seen at 1.0 s
+        # covered host 100.935-101.0 s = device 935-1000 ms
+        stalls = [(1.0, "CPU 0/TCG", 60.0)]
+        v = self.boot(True, [960, 990], stalls, 2, freezes=[], stall_t0=100.0)
+        self.assertTrue(v["samples lost <= 0"])
+        v = self.boot(True, [700], stalls, 1, freezes=[], stall_t0=100.0)
+        self.assertFalse(v["samples lost <= 0"])
 
     def test_a_freeze_elsewhere_does_not_excuse(self):
         v = self.boot(True, [40, 41, 900], [(0.05, "CPU 0/TCG", 30.0)], 3,
