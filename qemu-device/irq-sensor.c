@@ -532,15 +532,16 @@ static void irq_sensor_stats_add(IrqSensorStageStats *st, uint64_t lat)
 
 /*
  * The ring remembers the last IRQ_SENSOR_RING_SIZE samples.  A sample
- * whose slot a later one reused was raised, but its stages can no longer
- * be checked or measured: a guest that falls that far behind (a storm while
- * its thread is held off) is slow, not wrong.
+ * whose slot a later one reused was raised (sequence numbers count up
+ * from 1), but its stages can no longer be checked or measured: a guest
+ * that falls that far behind (a storm while its thread is held off) is
+ * slow, not wrong.
  */
 static bool irq_sensor_ack_stale(IrqSensorState *s, uint32_t seq)
 {
     IrqSensorRingEntry *re = &s->ring[seq % IRQ_SENSOR_RING_SIZE];
 
-    return seq && re->seq && (int32_t)(re->seq - seq) > 0;
+    return seq && seq < re->seq;
 }
 
 /* NULL if @seq may be acked at @stage now, else why not */
