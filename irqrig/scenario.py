@@ -88,9 +88,9 @@ SCHEMA = {
         "cyclictest_max_us": Field(int, None, lo=1),
         "lost_max": Field(int, None, lo=0, doc="device samples lost, at most"),
         "host_stalls_excuse_losses": Field(bool, False, doc="lost samples whose every burst "
-                                           "coincides with a host vCPU stall or lies in a "
-                                           "host CPU freeze do not count "
-                                           "(functional scenarios without icount)"),
+                                           "began in a host CPU freeze or vCPU stall and "
+                                           "ended soon after it do not count "
+                                           "(scenarios without icount)"),
         "hard_p99_us": Field(float, None, lo=0),
         "hard_max_us": Field(float, None, lo=0),
         "thread_p99_us": Field(float, None, lo=0),
