@@ -14,7 +14,7 @@ import re
 import subprocess
 import sys
 
-from irqrig import paths
+from irqrig import paths, qemu
 from irqrig.errors import IrqrigError
 
 sys.path.insert(0, paths.GDB_SCRIPTS)
@@ -72,7 +72,7 @@ except gdb.error:
 class GdbFire:
     """gdb in the background, firing the sensor at the hog."""
 
-    def __init__(self, sock, addr, fires, log_path, qom_path="/machine/peripheral/sensor"):
+    def __init__(self, sock, addr, fires, log_path, qom_path=qemu.SENSOR_QOM_PATH):
         self.sock = sock
         self.addr = addr
         self.fires = fires

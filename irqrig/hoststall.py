@@ -124,8 +124,3 @@ def stall_spans(summary):
     t0, dt = summary["stall_clock_t0"], summary["stall_sample_interval_s"]
     return [(name, t0 + t - wait_ms / 1e3 - dt, t0 + t) for t, name, wait_ms in
             summary["stalls"]]
-
-
-def coinciding(bursts_ns, stalls, window_s=0.1):
-    """How many loss bursts have a vCPU stall within window_s of them."""
-    return sum(at_a_stall(bursts_ns, stalls, window_s))

@@ -21,6 +21,9 @@ DEFAULT_APPEND = "console=ttyS0 nokaslr panic=-1 loglevel=5 tsc=reliable"
 # clock seeds the kernel's RNG, so a host-dated RTC made two otherwise
 # identical runs diverge (about 1 ms by the time the driver loaded).
 ICOUNT_RTC = "base=2026-01-01T00:00:00,clock=vm"
+# The irq-sensor device: its id, and so its path for QMP's qom-get/qom-set.
+SENSOR_ID = "sensor"
+SENSOR_QOM_PATH = "/machine/peripheral/" + SENSOR_ID
 
 
 class QemuConfig:
@@ -63,7 +66,7 @@ class QemuConfig:
                 a += ["-L", d]
         if self.sensor is not None:
             props = dict(self.sensor)
-            props.setdefault("id", "sensor")
+            props.setdefault("id", SENSOR_ID)
             if self.sensor_log:
                 a += ["-chardev", "file,id=sensorlog,path=%s" % self.sensor_log]
                 props["log"] = "sensorlog"

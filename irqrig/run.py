@@ -370,9 +370,10 @@ class Boot:
         t0 = time.monotonic()
         child = console.spawn(cfg.argv(), result["logs"]["console"])
         # Without icount, host scheduling delays are guest latency: measure them.
-        watch = freeze = None
-        if cfg.icount is None:
-            watch = hoststall.VcpuWatch(child.pid).start()
+        watch = hoststall.VcpuWatch(child.pid).start() if cfg.icount is None else None
+        # Host CPU freezes matter only to match the sensor's loss bursts.
+        freeze = None
+        if cfg.icount is None and cfg.sensor is not None:
             freeze = hostfreeze.FreezeProbe(os.path.join(self.log_dir,
                                                          "host-freezes.jsonl")).start()
         status = "error"
@@ -392,7 +393,7 @@ class Boot:
             result["guest"] = info
             self.guest = info
             self.check_boot(info)
-            if freeze is not None and cfg.sensor is not None:
+            if freeze is not None:
                 self.clock_offset_ns = self.read_clock_offset(cfg)
             if batch:
                 commands, token, _ = batch
@@ -420,8 +421,9 @@ class Boot:
         finally:
             if watch is not None:
                 self.host = watch.stop()
-                self.host.update(freeze.stop())
                 self.host["clock_offset_ns"] = self.clock_offset_ns
+            if freeze is not None:
+                self.host.update(freeze.stop())
             console.stop(child)
             if check is not None:
                 self.gdb_result = check.finish()
@@ -440,7 +442,7 @@ class Boot:
         try:
             q = qemu.Qmp(cfg.qmp)
             try:
-                sync = json.loads(q.qom_get("/machine/peripheral/sensor", "clock-sync"))
+                sync = json.loads(q.qom_get(qemu.SENSOR_QOM_PATH, "clock-sync"))
             finally:
                 q.close()
             return sync["host"] - sync["virtual"]

@@ -56,9 +56,9 @@ class LossBurstTest(unittest.TestCase):
         ms = 1_000_000
         bursts = [[1000 * ms, 1010 * ms], [5000 * ms, 5000 * ms], [9000 * ms, 9001 * ms]]
         stalls = [(0.95, "CPU 0/TCG", 30.0), (9.2, "CPU 1/TCG", 12.0)]
-        self.assertEqual(hoststall.coinciding(bursts, stalls), 1)
-        self.assertEqual(hoststall.coinciding(bursts, stalls, window_s=0.3), 2)
-        self.assertEqual(hoststall.coinciding(bursts, []), 0)
+        self.assertEqual(hoststall.at_a_stall(bursts, stalls), [True, False, False])
+        self.assertEqual(hoststall.at_a_stall(bursts, stalls, window_s=0.3), [True, False, True])
+        self.assertEqual(hoststall.at_a_stall(bursts, []), [False] * 3)
 
 if __name__ == "__main__":
     unittest.main()
