@@ -61,10 +61,13 @@ class DiskTest(unittest.TestCase):
         with mock.patch.object(build, "ensure_installed"), \
                 mock.patch.object(build, "ensure_setup"), \
                 mock.patch.object(build, "free_bytes", return_value=1 << 20), \
-                mock.patch("subprocess.run", return_value=mock.Mock(returncode=1)):
+                mock.patch("subprocess.run", return_value=mock.Mock(returncode=1)), \
+                mock.patch.object(build, "log") as log:
             with self.assertRaises(BuildError) as cm:
                 build.build(["6.12-rt"])
         self.assertIn("GB free", str(cm.exception))
+        # The warning before the build (captured: it is not the test log's).
+        self.assertTrue(any("GB free" in c.args[0] for c in log.call_args_list))
 
 
 if __name__ == "__main__":
