@@ -132,6 +132,9 @@ def ccache_env():
     env["CCACHE_DIR"] = paths.CCACHE_DIR
     env.setdefault("CCACHE_MAXSIZE", "10G")
     env["CCACHE_BASEDIR"] = paths.BUILD
+    # QEMU builds with -g: without this the build directory is hashed and a
+    # second clone (CI's) misses the whole cache, as the kernels' did before.
+    env["CCACHE_NOHASHDIR"] = "1"
     return env
 
 
