@@ -16,7 +16,7 @@ import subprocess
 
 from irqrig import debian_rt, paths, variants
 from irqrig.errors import BuildError, MissingError
-from irqrig.util import log, read_text, run, write_if_changed
+from irqrig.util import ccache_env, log, read_text, run, write_if_changed
 
 ARCH = "x86_64"
 BUILD_ENV = {
@@ -122,9 +122,7 @@ def _make(variant, src, targets, quiet=True, progress=False):
     out = paths.kernel_dir(variant.name)
     argv = ["make", "-C", src, "O=" + out, "ARCH=" + ARCH, "CC=ccache gcc",
             "-j%d" % jobs_for_make()] + targets
-    env = dict(os.environ, CCACHE_DIR=paths.CCACHE_DIR, CCACHE_BASEDIR=paths.BUILD,
-               CCACHE_NOHASHDIR="1", **BUILD_ENV)
-    env.setdefault("CCACHE_MAXSIZE", "10G")
+    env = ccache_env(**BUILD_ENV)
     logfile = os.path.join(out, "irqrig-build.log")
     os.makedirs(out, exist_ok=True)
     run(argv, env=env, quiet=quiet or progress, logfile=logfile,

@@ -15,7 +15,7 @@ import subprocess
 
 from irqrig import paths
 from irqrig.errors import BuildError, MissingError
-from irqrig.util import log, run, write_if_changed, read_text
+from irqrig.util import ccache_env, log, run, write_if_changed, read_text
 
 SRC = os.path.join(paths.QEMU_DIR, "src")
 BLD = os.path.join(paths.QEMU_DIR, "build")
@@ -125,17 +125,6 @@ def configure():
     run([os.path.join(SRC, "configure")] + CONFIGURE_ARGS, cwd=BLD, quiet=True,
         env=ccache_env())
     write_if_changed(marker, args)
-
-
-def ccache_env():
-    env = dict(os.environ)
-    env["CCACHE_DIR"] = paths.CCACHE_DIR
-    env.setdefault("CCACHE_MAXSIZE", "10G")
-    env["CCACHE_BASEDIR"] = paths.BUILD
-    # QEMU builds with -g: without this the build directory is hashed and a
-    # second clone (CI's) misses the whole cache, as the kernels' did before.
-    env["CCACHE_NOHASHDIR"] = "1"
-    return env
 
 
 def compile_(jobs):

@@ -5,6 +5,7 @@ import subprocess
 import sys
 import time
 
+from irqrig import paths
 from irqrig.errors import BuildError
 
 _T0 = time.monotonic()
@@ -12,6 +13,18 @@ _T0 = time.monotonic()
 
 def log(msg):
     print("[%6.1fs] %s" % (time.monotonic() - _T0, msg), flush=True)
+
+
+def ccache_env(**extra):
+    """The environment of a compile with the shared ccache (QEMU, kernels).
+
+    Both build with -g, so ccache would hash the build directory and a
+    second clone (CI's) would miss the whole cache: NOHASHDIR.
+    """
+    env = dict(os.environ, CCACHE_DIR=paths.CCACHE_DIR, CCACHE_BASEDIR=paths.BUILD,
+               CCACHE_NOHASHDIR="1", **extra)
+    env.setdefault("CCACHE_MAXSIZE", "10G")
+    return env
 
 
 def read_text(path, default=None):
