@@ -168,6 +168,8 @@ class Boot:
         if d["hog_length_us"]:
             args += ["hog_us=%d" % d["hog_length_us"], "hog_period_us=%d" % d["hog_period_us"],
                      "hog_cpu=%d" % d["hog_cpu"]]
+            if d["hog_line_lock"]:
+                args.append("hog_line_lock=1")
         return args
 
     def load_driver(self):

@@ -78,6 +78,9 @@ SCHEMA = {
         "hog_length_us": Field(int, 0, lo=0, hi=1000000),
         "hog_period_us": Field(int, 10000, lo=1, hi=10000000),
         "hog_cpu": Field(int, -1, lo=-1, hi=7),
+        "hog_line_lock": Field(bool, False,
+                               doc="the hog holds an irq line lock (kernels with line "
+                                   "locks: IO-APIC interrupts wait for it)"),
     },
     "gdb": {
         "check": Field(bool, False, doc="run the dynamic cli check during the run"),
