@@ -55,6 +55,20 @@ class SensorLogTest(unittest.TestCase):
         self.assertEqual(s["latency_ns"]["user"]["p50"], 19000)
         self.assertEqual(s["stage_order_errors"], 0)
 
+    def test_samples_raised_without_an_interrupt_are_not_latencies(self):
+        ev = [
+            {"ev": "raise", "t": 1000, "seq": 1, "value": 0, "irq": True},
+            {"ev": "ack", "t": 3000, "stage": "hard", "seq": 1, "lat": 2000},
+            {"ev": "raise", "t": 5000, "seq": 2, "value": 0, "irq": False},
+            {"ev": "raise", "t": 900000, "seq": 3, "value": 0, "irq": True},
+            {"ev": "ack", "t": 901000, "stage": "hard", "seq": 2, "lat": 896000},
+            {"ev": "ack", "t": 902000, "stage": "hard", "seq": 3, "lat": 2000},
+        ]
+        s = sensorlog.summarize(self.write(ev))
+        self.assertEqual((s["counts"]["dropped"], s["latency_ns"]["hard"]["count"],
+                          s["latency_ns"]["hard"]["max"]), (1, 2, 2000))
+        self.assertEqual(s["stage_order_errors"], 0)
+
     def test_host_late_events_are_counted_apart_from_losses(self):
         ev = [
             {"ev": "raise", "t": 1000, "seq": 1, "value": 0, "irq": True},
