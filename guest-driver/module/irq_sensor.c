@@ -123,18 +123,6 @@ static int hog_cpu = -1;
 module_param(hog_cpu, int, 0444);
 MODULE_PARM_DESC(hog_cpu, "irq-off hog: CPU to run on (-1 = any)");
 
-#ifdef irq_line_lock_irqsave
-/*
- * Test only, on kernels with irq chip line locks (RT_IRQ_DISABLE): the hog
- * holds a line lock instead, as a long IO-APIC register section would, so
- * that IO-APIC (INTx) interrupts on its CPU wait for it and MSI ones don't.
- */
-static bool hog_line_lock;
-module_param(hog_line_lock, bool, 0444);
-MODULE_PARM_DESC(hog_line_lock, "irq-off hog: hold an irq line lock (test)");
-static DEFINE_RAW_SPINLOCK(sensor_hog_line_lock);
-#endif
-
 static unsigned int sensor_irq_mask;	/* PCI_IRQ_* parsed from irq_types */
 static struct dentry *sensor_dbg_root;
 static DEFINE_IDA(sensor_ida);
@@ -593,23 +581,41 @@ static void sensor_hog_section(struct sensor_dev *sd, u64 len_ns)
 	local_irq_enable();
 }
 #else
+#ifdef irq_line_lock_irqsave
+/*
+ * Test only, on kernels with irq chip line locks (RT_IRQ_DISABLE): the hog
+ * holds a line lock instead, as a long IO-APIC register section would, so
+ * that IO-APIC (INTx) interrupts on its CPU wait for it and MSI ones don't.
+ */
+static bool hog_line_lock;
+module_param(hog_line_lock, bool, 0444);
+MODULE_PARM_DESC(hog_line_lock, "irq-off hog: hold an irq line lock (test)");
+static DEFINE_RAW_SPINLOCK(sensor_hog_line_lock);
+#endif
+
+static void sensor_hog_irqs_off(u64 len_ns)
+{
+#ifdef irq_line_lock_irqsave
+	unsigned long flags;
+
+	if (hog_line_lock) {
+		irq_line_lock_irqsave(&sensor_hog_line_lock, flags);
+		sensor_hog_spin(len_ns);
+		irq_line_unlock_irqrestore(&sensor_hog_line_lock, flags);
+		return;
+	}
+#endif
+	local_irq_disable();
+	sensor_hog_spin(len_ns);
+	local_irq_enable();
+}
+
 /* The normal build never holds the driver lock inside the hog. */
 static void sensor_hog_section(struct sensor_dev *sd, u64 len_ns)
 {
 	unsigned long flags;
 
-#ifdef irq_line_lock_irqsave
-	if (hog_line_lock) {
-		irq_line_lock_irqsave(&sensor_hog_line_lock, flags);
-		sensor_hog_spin(len_ns);
-		irq_line_unlock_irqrestore(&sensor_hog_line_lock, flags);
-	} else
-#endif
-	{
-		local_irq_disable();
-		sensor_hog_spin(len_ns);
-		local_irq_enable();
-	}
+	sensor_hog_irqs_off(len_ns);
 
 	flags = sensor_lock(sd);
 	sd->cnt.drv_hog_runs++;
