@@ -33,9 +33,15 @@ def cmd_run(args):
 
 def cmd_suite(args):
     from irqrig import suite
-    points = suite.load_suite(args.name, args.tier)
-    rs = suite.execute(points, "suite-" + args.name, ["runner.py"] + args.argv,
-                       args.variant or None, do_build=not args.no_build)
+    s = suite.load_suite(args.name, args.tier)
+    if s["inventory"] and not args.no_build:
+        from irqrig import build
+        build.build(s["inventory"], qemu=False)
+    rs = suite.execute(s["points"], "suite-" + args.name, ["runner.py"] + args.argv,
+                       args.variant or None, do_build=not args.no_build,
+                       within=s["variants"])
+    if s["inventory"]:
+        suite.inventory(rs, s["inventory"])
     suite.report(rs)
     return 0 if rs.ok else 1
 

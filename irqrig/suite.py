@@ -4,6 +4,8 @@ A suite file (scenarios/suites/<name>.toml) lists scenario files:
 
     description = "..."
     scenarios = ["smoke", "sensor-latency", ...]
+    variants = ["6.12-rt", ...]     # optional: only these of each scenario's
+    inventory = ["6.12-rt", ...]    # optional: also the static cli table
 """
 
 import os
@@ -15,7 +17,27 @@ from irqrig.errors import ScenarioError
 from irqrig.util import log
 
 
+SUITE_KEYS = ("description", "scenarios", "variants", "inventory")
+
+
+def _variant_list(path, data, key):
+    names = data.get(key)
+    if names is None:
+        return None
+    if not isinstance(names, list) or not names or \
+            not all(isinstance(n, str) for n in names):
+        raise ScenarioError("%s: %s: must be a non-empty list of variant names"
+                            % (path, key))
+    for n in names:
+        if n not in variants.VARIANTS:
+            raise ScenarioError("%s: %s: unknown variant %r (known: %s)"
+                                % (path, key, n, ", ".join(variants.VARIANTS)))
+    return names
+
+
 def load_suite(name, tier="full"):
+    """The suite's scenario points and its options: {"points", "variants",
+    "inventory"} (the two lists None when the file has none)."""
     path = name if name.endswith(".toml") else os.path.join(
         paths.SCENARIOS, "suites", name + ".toml")
     if not os.path.exists(path):
@@ -25,10 +47,10 @@ def load_suite(name, tier="full"):
             data = tomllib.load(f)
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError("%s: not valid TOML: %s" % (path, e)) from None
-    unknown = set(data) - {"description", "scenarios"}
+    unknown = set(data) - set(SUITE_KEYS)
     if unknown:
-        raise ScenarioError("%s: unknown key %s (allowed: description, scenarios)"
-                            % (path, ", ".join(sorted(unknown))))
+        raise ScenarioError("%s: unknown key %s (allowed: %s)"
+                            % (path, ", ".join(sorted(unknown)), ", ".join(SUITE_KEYS)))
     if not isinstance(data.get("scenarios"), list) or not data["scenarios"]:
         raise ScenarioError("%s: scenarios: must be a non-empty list of scenario names"
                             % path)
@@ -38,7 +60,8 @@ def load_suite(name, tier="full"):
             if tier == "ci" and p["tier"] != "ci":
                 continue
             points.append(p)
-    return points
+    return {"points": points, "variants": _variant_list(path, data, "variants"),
+            "inventory": _variant_list(path, data, "inventory")}
 
 
 def skip_reason(point, variant):
@@ -50,12 +73,16 @@ def skip_reason(point, variant):
     return None
 
 
-def plan(points, only_variants=None):
+def plan(points, only_variants=None, within=None):
     """(point, variant, repetition) triples in run order, and the
-    (point label, variant, reason) of the combinations that cannot run."""
+    (point label, variant, reason) of the combinations that cannot run.
+    only_variants replaces each point's variants; within keeps only those
+    of its variants (a suite's own restriction)."""
     out, skipped = [], []
     for p in points:
         names = only_variants or p.variants()
+        if within is not None:
+            names = [v for v in names if v in within]
         for v in names:
             why = skip_reason(p, v)
             if why:
@@ -66,9 +93,9 @@ def plan(points, only_variants=None):
     return out, skipped
 
 
-def execute(points, label, argv, only_variants=None, do_build=True):
+def execute(points, label, argv, only_variants=None, do_build=True, within=None):
     """Build what is needed, run every boot, write results; returns the RunSet."""
-    todo, skipped = plan(points, only_variants)
+    todo, skipped = plan(points, only_variants, within)
     for s in skipped:
         log("skipped: %s on %s: %s" % (s["scenario"], s["variant"], s["reason"]))
     if not todo:
@@ -129,6 +156,16 @@ def _kernel_initrd(variant):
             paths.initramfs(variant))
 
 
+def inventory(rs, names):
+    """The static cli table of these variants, into the run's results."""
+    from irqrig import inventory_cmd
+    rows, text, _ = inventory_cmd.run(names, os.path.join(rs.dir, "inventory"))
+    rs.data.setdefault("sections", []).append(
+        {"title": "Static cli table (inventory/inventory.md)", "text": "```\n" + text + "\n```"})
+    rs.write()
+    print(text)
+
+
 def report(rs):
     from irqrig import report as plots
     try:
@@ -137,8 +174,8 @@ def report(rs):
         made = []
         log("report: plots skipped: %s" % e)
     if made:
-        rs.data["sections"] = [{"title": "Plots", "text": "\n".join(
-            "![%s](%s)" % (os.path.basename(p), os.path.relpath(p, rs.dir)) for p in made)}]
+        rs.data.setdefault("sections", []).append({"title": "Plots", "text": "\n".join(
+            "![%s](%s)" % (os.path.basename(p), os.path.relpath(p, rs.dir)) for p in made)})
         rs.write()
     print()
     print(results.table(results.summary_rows(rs.data)))

@@ -110,6 +110,49 @@ class ScenarioTest(unittest.TestCase):
             self.assertTrue(scenario.load(f), f)
 
 
+class SuiteTest(unittest.TestCase):
+    def load(self, text):
+        from irqrig import suite
+        with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
+            f.write(text)
+        try:
+            return suite.load_suite(f.name)
+        finally:
+            os.unlink(f.name)
+
+    def test_variants_keep_only_those_of_each_scenario(self):
+        from irqrig import suite
+        s = self.load('scenarios = ["smoke", "kthread-defer"]\n'
+                      'variants = ["6.12-rt", "6.12-rt-irqsoft"]\n')
+        todo, _ = suite.plan(s["points"], None, s["variants"])
+        got = sorted((p.name, v) for p, v, _ in todo)
+        # kthread-defer does not list 6.12-rt: the suite does not add it
+        self.assertEqual(got, [("kthread-defer", "6.12-rt-irqsoft"),
+                               ("smoke", "6.12-rt"), ("smoke", "6.12-rt-irqsoft")])
+        self.assertIsNone(s["inventory"])
+
+    def test_without_variants_every_scenario_variant_runs(self):
+        from irqrig import suite
+        s = self.load('scenarios = ["kthread-defer"]\n')
+        todo, _ = suite.plan(s["points"], None, s["variants"])
+        self.assertEqual(len(todo), len(s["points"][0].variants()))
+
+    def test_bad_variant_is_named(self):
+        for text, frag in (('scenarios = ["smoke"]\ninventory = ["6.12-xx"]\n', "6.12-xx"),
+                           ('scenarios = ["smoke"]\nvariants = []\n', "non-empty"),
+                           ('scenarios = ["smoke"]\nvariant = ["6.12-rt"]\n', "unknown key")):
+            with self.assertRaises(ScenarioError) as cm:
+                self.load(text)
+            self.assertIn(frag, str(cm.exception))
+
+    def test_shipped_suites_are_valid(self):
+        from irqrig import suite
+        files = glob.glob(os.path.join(paths.SCENARIOS, "suites", "*.toml"))
+        self.assertTrue(files)
+        for f in files:
+            self.assertTrue(suite.load_suite(f)["points"], f)
+
+
 class ReadmeTest(unittest.TestCase):
     def test_every_key_documented(self):
         with open(os.path.join(paths.SCENARIOS, "README.md")) as f:
