@@ -7,13 +7,11 @@ modules); nothing here is typed in except the seed's own figures.
 
 import json
 import os
-import sys
 
-from irqrig import build_driver, paths, results, variants
+from irqrig import artifacts, gdbscripts, results, variants
 from irqrig.util import log
 
-sys.path.insert(0, paths.GDB_SCRIPTS)
-from irqrig_gdb import inventory  # noqa: E402
+inventory = gdbscripts.module("inventory")
 
 
 def baseline_for(name):
@@ -26,14 +24,11 @@ def baseline_for(name):
 def run(names, out_dir=None, lines=True):
     rows, full = [], {}
     for name in names:
-        vmlinux = os.path.join(paths.kernel_dir(name), "vmlinux")
-        if not os.path.exists(vmlinux):
-            raise FileNotFoundError("%s is not built (%s): ./runner.py build %s"
-                                    % (name, vmlinux, name))
+        vmlinux = artifacts.require(name, "vmlinux")
         log("inventory: %s" % name)
         inv = inventory.inventory(vmlinux, lines=lines)
         mods = {os.path.basename(ko): inventory.inventory(ko, lines=False)["summary"]
-                for ko in build_driver.modules(name)}
+                for ko in artifacts.modules(name)}
         full[name] = {"vmlinux": inv, "modules": mods}
     for name in names:
         s = full[name]["vmlinux"]["summary"]

@@ -1,13 +1,11 @@
 """QEMU command lines and the QEMU processes the runner starts.
 
-Only processes started here are ever killed, by the PID we started; an
-atexit hook and SIGTERM/SIGHUP handlers make sure none outlive the runner.
+The processes are registered with irqrig/procs.py, which makes sure none
+outlive the runner.
 """
 
-import atexit
 import json
 import os
-import signal
 import socket
 import subprocess
 import time
@@ -54,7 +52,7 @@ class QemuConfig:
              "-accel", self.accel,
              "-smp", str(self.cpus), "-m", str(self.memory),
              "-display", "none", "-nic", "none", "-no-reboot",
-             # Named vCPU threads ("CPU 0/TCG"): irqrig/hoststall.py finds them.
+             # Named vCPU threads ("CPU 0/TCG"): irqrig/hostnoise/stalls.py finds them.
              "-name", "irqrig,debug-threads=on",
              "-serial", "stdio", "-monitor", "none",
              "-kernel", self.kernel, "-initrd", self.initrd,
@@ -86,41 +84,6 @@ def _prop(v):
     if isinstance(v, bool):
         return "on" if v else "off"
     return str(v)
-
-
-# --- process bookkeeping -------------------------------------------------
-
-_started = {}       # pid -> argv[0]; only these are ever signalled
-
-
-def register(pid):
-    _started[pid] = True
-
-
-def unregister(pid):
-    _started.pop(pid, None)
-
-
-def kill_started():
-    """Kill every QEMU this runner started that is still running."""
-    for pid in list(_started):
-        try:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        except (ProcessLookupError, ChildProcessError):
-            pass
-        unregister(pid)
-
-
-def _on_signal(signum, frame):
-    kill_started()
-    signal.signal(signum, signal.SIG_DFL)
-    os.kill(os.getpid(), signum)
-
-
-atexit.register(kill_started)
-for _sig in (signal.SIGTERM, signal.SIGHUP):
-    signal.signal(_sig, _on_signal)
 
 
 def version(binary=None):

@@ -4,13 +4,15 @@
   hog-<scenario>.png       hard-stage latency against the hog length (sweeps)
   deadline-<scenario>.png  lost samples against the deadline (sweeps)
 
-Latencies come from each run's device event log (virtual-clock stamps).
+Latencies come from each run's device event log (virtual-clock stamps),
+through sensorlog.latencies(), the accessor the verdicts use: a plot shows
+exactly the samples a verdict judged.  Sweep plots read figures.get().
 """
 
 import os
 import re
 
-from irqrig import results, sensorlog
+from irqrig import figures, results, sensorlog
 
 STAGES = ("hard", "thread", "user")
 
@@ -27,14 +29,12 @@ def _safe(name):
 
 
 def _latencies(run):
+    """Per-stage latencies in us, as the verdicts counted them."""
     path = (run.get("logs") or {}).get("sensor")
     if not path or not os.path.exists(path):
         return None
-    lat = {s: [] for s in STAGES}
-    for e in sensorlog.read_events(path):
-        if e.get("ev") == "ack":
-            lat[e["stage"]].append(e["lat"] / 1000.0)
-    return lat
+    lat = sensorlog.latencies(sensorlog.read_events(path))
+    return {s: [v / 1000.0 for v in lat[s]] for s in STAGES}
 
 
 def latency_plot(name, runs, out):
@@ -96,14 +96,13 @@ def sweep_plot(name, runs, param, figure, ylabel, out, xscale=1.0, xlabel=None):
 
 def _hard(key):
     def get(run):
-        v = (((run.get("figures") or {}).get("sensor") or {}).get("latency_ns") or {}) \
-            .get("hard", {}).get(key)
+        v = figures.get(run, "hard " + key)
         return None if v is None else v / 1000.0
     return get
 
 
 def _lost(run):
-    return (((run.get("figures") or {}).get("sensor") or {}).get("counts") or {}).get("lost")
+    return figures.get(run, "lost")
 
 
 def make(path):

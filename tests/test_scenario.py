@@ -116,7 +116,7 @@ class SuiteTest(unittest.TestCase):
         with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
             f.write(text)
         try:
-            return suite.load_suite(f.name)
+            return scenario.load_suite(f.name)
         finally:
             os.unlink(f.name)
 
@@ -150,7 +150,7 @@ class SuiteTest(unittest.TestCase):
         files = glob.glob(os.path.join(paths.SCENARIOS, "suites", "*.toml"))
         self.assertTrue(files)
         for f in files:
-            self.assertTrue(suite.load_suite(f)["points"], f)
+            self.assertTrue(scenario.load_suite(f)["points"], f)
 
 
 class ReadmeTest(unittest.TestCase):
