@@ -28,7 +28,8 @@ class Field:
 
 
 SENSOR_MODES = ["manual", "periodic", "poisson", "burst", "storm"]
-LOAD_KINDS = ["fork", "pipe", "timer", "ipi", "mem", "io"]
+LOAD_KINDS = ["fork", "pipe", "timer", "ipi", "mem", "io",
+              "exec", "signal", "futex", "fault", "fsgs"]
 STEP_TYPES = ["cyclictest", "sensor", "shell", "load", "rmmod-insmod", "gdb-fire"]
 
 U32_MAX = 2**32 - 1
