@@ -23,8 +23,8 @@ import threading
 import time
 import traceback
 
-from irqrig import (artifacts, console, gdbcheck, gdbfire, gdbrun, hostnoise, paths, qemu,
-                    variants)
+from irqrig import (artifacts, campaign, console, gdbcheck, gdbfire, gdbrun, hostnoise,
+                    landings, paths, qemu, variants)
 from irqrig.errors import GuestError, IrqrigError, RunTimeout
 from irqrig.util import log
 
@@ -140,7 +140,10 @@ class Boot:
             icount=q["icount_shift"], machine=q["machine"], append=q["append"],
             sensor=sensor, sensor_log=self.path("sensor.log") if sensor else None,
             qmp=os.path.join(sock_dir, "qmp.sock"), gdb=os.path.join(sock_dir, "gdb.sock"),
-            paused=self.scn["gdb"]["check"])
+            paused=self.scn["gdb"]["check"], cpu=q["cpu"] or None,
+            one_insn_per_tb=q["one_insn_per_tb"],
+            int_log=os.path.join(sock_dir, "int.fifo") if self.scn["campaign"]["landings"]
+            else None)
 
     def read_clock_offset(self):
         """Host monotonic minus device time (ns), from the device's
@@ -249,6 +252,51 @@ class Boot:
         return {"command": cmd, "rc": rc, "output": _keep(out), "fired": fired,
                 "address": "0x%x" % addr}
 
+    def campaign_setup(self):
+        """The sections (and, for exact mode, the instructions) of a
+        campaign, written before the boot: the run's record of them."""
+        c = self.scn["campaign"]
+        exact = any(st["type"] == "campaign" for st in self.scn["steps"])
+        if not (exact or c["landings"]):
+            return
+        logs = self.record["logs"]
+        logs["campaign_sections"] = self.path(campaign.SECTIONS)
+        secs = campaign.select(self.variant.name, c["select"], c["sections_max"], c["seed"])
+        campaign.write_json(logs["campaign_sections"], secs)
+        if exact:
+            only = int(c["target"], 16) if c["target"] else None
+            logs["campaign_targets"] = self.path(campaign.TARGETS)
+            logs["campaign_progress"] = self.path(campaign.PROGRESS)
+            if os.path.exists(logs["campaign_progress"]):
+                os.unlink(logs["campaign_progress"])
+            campaign.write_json(logs["campaign_targets"], {
+                "targets": campaign.targets(secs, c["insns_per_section"], c["seed"], only),
+                "cpu": 0, "qom_path": qemu.SENSOR_QOM_PATH, "tries": c["tries"]})
+        log("%s: campaign over %d soft sections (%s)" % (
+            self.variant.name, len(secs), ", ".join(c["select"]) or "all"))
+
+    def step_campaign(self, st):
+        """Exact mode: gdb fires the sensor at the targets (its MSI goes to
+        CPU 0) while a reader acks the samples; ends by SIGINT to gdb."""
+        logs = self.record["logs"]
+        self.run_cmd("for i in $(grep irq-sensor /proc/interrupts | cut -d: -f1); do "
+                     "echo 1 > /proc/irq/$i/smp_affinity; done", 30)
+        self.gdb = gdbrun.Gdb(self.variant.name, self.cfg.gdb, [
+            "irqrig campaign %s %s" % (logs["campaign_targets"], logs["campaign_progress"])],
+            self.path("gdb-campaign.log"))
+        logs["gdb_campaign"] = self.gdb.log_path
+        try:
+            self.gdb.start()
+            cmd = "sensor-read --mode manual --passive --duration %g --latch 16" \
+                % st["duration_s"]
+            rc, out = self.run_cmd(cmd, st["timeout_s"] or int(st["duration_s"]) + 300)
+            self.gdb.interrupt()
+            self.gdb.wait(self.limit(60))
+        finally:
+            self.gdb.stop()
+            self.gdb = None
+        return {"command": cmd, "rc": rc, "output": _keep(out)}
+
     def step_shell(self, st):
         rc, out = self.run_cmd(st["command"], st["timeout_s"] or 120)
         return {"command": st["command"], "rc": rc, "output": _keep(out)}
@@ -312,7 +360,7 @@ class Boot:
         rec, logs = self.record, self.record["logs"]
         logs["console"] = self.path("console.log")
         sock_dir = tempfile.mkdtemp(prefix="irqrig-")     # unix sockets: short paths
-        child = watch = watchdog = None
+        child = watch = watchdog = land = None
         check = None
         clock_offset = None
         try:
@@ -322,6 +370,10 @@ class Boot:
                 cfg.append = (cfg.append + " irqrig.batch=" + batch[2]).strip()
             for what in ("bzImage", "initramfs", "qemu"):
                 artifacts.require(self.variant.name, what)
+            self.campaign_setup()
+            if cfg.int_log:
+                # QEMU opens its log at start-up and blocks until read.
+                land = landings.Reader(cfg.int_log)
             if cfg.sensor_log:
                 logs["sensor"] = cfg.sensor_log
                 if os.path.exists(cfg.sensor_log):
@@ -392,6 +444,9 @@ class Boot:
                 rec["host"] = watch.stop(clock_offset)
             if child is not None:
                 console.stop(child)
+            if land is not None:
+                logs["landings"] = self.path(campaign.LANDINGS)
+                landings.write(logs["landings"], land.stop())
             if check is not None:
                 check.wait(60)              # it writes its JSON when QEMU is gone
             if self.gdb is not None:

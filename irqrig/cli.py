@@ -57,6 +57,11 @@ def cmd_run(args):
     points = []
     for path in args.scenarios:
         points += scenario.load(path)
+    if args.reproduce:
+        from irqrig import campaign
+        rep_ = campaign.load_reproducer(args.reproduce)
+        points = [campaign.reproduce(p, rep_) for p in points]
+        only = only or [rep_["variant"]]
     ensure_runtime(args)
     from irqrig import suite
     rs = suite.execute(points, "+".join(p.name for p in points[:1]) or "run",
@@ -176,6 +181,8 @@ def parser():
                    help="a scenario file, or a name under scenarios/")
     p.add_argument("--variant", action="append", help="only these variants")
     p.add_argument("--no-build", action="store_true", help="use what is built")
+    p.add_argument("--reproduce", metavar="FINDING",
+                   help="replay a campaign finding in exact mode: RESULTS/findings.json#N")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("suite", help="run a scenario suite (the main job)")

@@ -7,6 +7,7 @@ commands (gdb-scripts/irqrig.py); what it then does is a gdb command.
 """
 
 import os
+import signal
 import subprocess
 import time
 
@@ -73,6 +74,11 @@ class Gdb:
             ended = False
         self.stop()
         return ended
+
+    def interrupt(self):
+        """SIGINT: gdb stops the guest and its command sees the stop."""
+        if self.running:
+            self.proc.send_signal(signal.SIGINT)
 
     def stop(self):
         """Kill gdb if it still runs (idempotent); the stub is free after."""

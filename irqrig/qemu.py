@@ -4,8 +4,10 @@ The processes are registered with irqrig/procs.py, which makes sure none
 outlive the runner.
 """
 
+import functools
 import json
 import os
+import re
 import socket
 import subprocess
 import time
@@ -30,7 +32,7 @@ class QemuConfig:
     def __init__(self, kernel, initrd, cpus=2, memory=512, accel="tcg",
                  icount=None, machine="q35", append="", sensor=None,
                  sensor_log=None, qmp=None, gdb=None, paused=False,
-                 binary=None):
+                 binary=None, cpu=None, one_insn_per_tb=False, int_log=None):
         self.binary = binary or paths.QEMU_BINARY
         self.kernel = kernel
         self.initrd = initrd
@@ -45,11 +47,23 @@ class QemuConfig:
         self.qmp = qmp                  # unix socket path
         self.gdb = gdb                  # unix socket path for the gdbstub
         self.paused = paused
+        self.cpu = cpu                  # -cpu model, None: QEMU's default
+        # Interrupts land between any two instructions, as on hardware (TCG
+        # otherwise delivers them only at translation-block boundaries):
+        # -singlestep up to QEMU 8.0, -accel tcg,one-insn-per-tb=on after.
+        self.one_insn_per_tb = one_insn_per_tb
+        self.int_log = int_log          # -d int,cpu_reset into this file/FIFO
+
+    def _accel_props(self):
+        if self.one_insn_per_tb and self.accel == "tcg" and \
+                version_tuple(self.binary) >= (8, 1):
+            return ",one-insn-per-tb=on"
+        return ""
 
     def argv(self):
         a = [self.binary,
              "-machine", self.machine,
-             "-accel", self.accel,
+             "-accel", self.accel + self._accel_props(),
              "-smp", str(self.cpus), "-m", str(self.memory),
              "-display", "none", "-nic", "none", "-no-reboot",
              # Named vCPU threads ("CPU 0/TCG"): irqrig/hostnoise/stalls.py finds them.
@@ -59,6 +73,12 @@ class QemuConfig:
              "-append", (DEFAULT_APPEND + " " + self.append).strip()]
         if self.accel == "tcg" and self.icount is not None:
             a += ["-icount", "shift=%d,sleep=off" % self.icount, "-rtc", ICOUNT_RTC]
+        if self.cpu:
+            a += ["-cpu", self.cpu]
+        if self.one_insn_per_tb and not self._accel_props():
+            a += ["-singlestep"]
+        if self.int_log:
+            a += ["-d", "int,cpu_reset", "-D", self.int_log]
         for d in paths.FIRMWARE_DIRS:
             if os.path.isdir(d):
                 a += ["-L", d]
@@ -84,6 +104,13 @@ def _prop(v):
     if isinstance(v, bool):
         return "on" if v else "off"
     return str(v)
+
+
+@functools.lru_cache(maxsize=None)
+def version_tuple(binary):
+    """(major, minor) of a QEMU binary, (0, 0) if it does not say."""
+    m = re.search(r"version (\d+)\.(\d+)", version(binary))
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 
 def version(binary=None):

@@ -30,7 +30,11 @@ class Field:
 SENSOR_MODES = ["manual", "periodic", "poisson", "burst", "storm"]
 LOAD_KINDS = ["fork", "pipe", "timer", "ipi", "mem", "io",
               "exec", "signal", "futex", "fault", "fsgs"]
-STEP_TYPES = ["cyclictest", "sensor", "shell", "load", "rmmod-insmod", "gdb-fire"]
+STEP_TYPES = ["cyclictest", "sensor", "shell", "load", "rmmod-insmod", "gdb-fire",
+              "campaign"]
+# Where the campaigns look by default (DESIGN.md section 6).
+CAMPAIGN_SELECT = ["entry", "arch/x86/kernel", "kernel/sched", "kernel/time", "kernel/irq",
+                   "mm", "kernel/locking"]
 
 U32_MAX = 2**32 - 1
 # A generator interval or deadline longer than this is no scenario a run can
@@ -101,6 +105,23 @@ SCHEMA = {
                               doc="run with -icount shift=N,sleep=off"),
         "machine": Field(str, "q35", choices=["q35", "pc"]),
         "append": Field(str, "", doc="extra kernel command line"),
+        "cpu": Field(str, "", doc="-cpu model (\"max\": FSGSBASE and the rest TCG has); "
+                                  "empty: QEMU's default"),
+        "one_insn_per_tb": Field(bool, False, doc="interrupts land between any two "
+                                 "instructions (slow: about 15x)"),
+    },
+    "campaign": {
+        "select": Field("str-list", CAMPAIGN_SELECT,
+                        doc="soft sections by subsystem, file or function (globs)"),
+        "landings": Field(bool, False, doc="record where every interrupt lands (QEMU's "
+                                           "interrupt log): the random campaign"),
+        "seed": Field(int, 1, lo=0, hi=U32_MAX),
+        "insns_per_section": Field(int, 32, lo=1, hi=4096,
+                                   doc="exact: every instruction of a section up to this "
+                                       "many, else a seeded sample of this many"),
+        "sections_max": Field(int, 0, lo=0, hi=100000, doc="0: every selected section"),
+        "tries": Field(int, 3, lo=1, hi=100, doc="exact: fires per instruction at most"),
+        "target": Field(str, "", doc="exact: this address only (a reproducer)"),
     },
     "sensor": dict([
         ("enabled", Field(bool, False)),
@@ -144,8 +165,13 @@ SCHEMA = {
         "violations_max": Field(int, None, lo=0, doc="gdb check violations, at most"),
         "identical_repeats": Field(bool, False, doc="repeats must give byte-identical "
                                                     "device event logs (batch + icount)"),
-        "expect_failure": Field(str, None, choices=["lockdep", "hang", "violation", "any"],
+        "expect_failure": Field(str, None, choices=["lockdep", "hang", "violation", "finding",
+                                                     "any"],
                                 doc="negative scenario: this failure must be detected"),
+        "findings_max": Field(int, None, lo=0, doc="campaign findings, at most"),
+        "finding_in": Field(str, None, doc="a campaign finding must be attributed to a "
+                                           "section whose function (or the function the "
+                                           "interrupt landed in) matches this glob"),
     },
     "compare": {
         "threshold_pct": Field(float, 10.0, lo=0, hi=10000,
@@ -190,6 +216,7 @@ STEP_KEYS = {
     "load": {"generators", "background", "duration_s", "timeout_s"},
     "rmmod-insmod": {"cycles", "timeout_s"},
     "gdb-fire": {"fires", "duration_s", "timeout_s"},
+    "campaign": {"duration_s", "timeout_s"},
 }
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -393,6 +420,13 @@ def _measured(path, data):
     for key, ok, what in needs:
         if exp[key] is not None and exp[key] is not False and not ok:
             _err(path, "expect." + key, "has nothing to measure: needs %s" % what)
+    campaign = data["campaign"]["landings"] or "campaign" in kinds
+    for key in ("findings_max", "finding_in"):
+        if exp[key] is not None and not campaign:
+            _err(path, "expect." + key, "has nothing to measure: needs a campaign "
+                 "(campaign.landings = true or a campaign step)")
+    if exp["expect_failure"] == "finding" and not campaign:
+        _err(path, "expect.expect_failure", "\"finding\" needs a campaign")
     if exp["expect_failure"] == "violation" and not data["gdb"]["check"]:
         _err(path, "expect.expect_failure", "\"violation\" needs gdb.check = true")
 
@@ -415,16 +449,24 @@ def parse(raw, path="<scenario>"):
         _err(path, "variants", "must name at least one variant")
     data["steps"] = _steps(path, steps)
     sweep = _sweep(path, sweep)
-    fire = any(s["type"] == "gdb-fire" for s in data["steps"])
+    fire = any(s["type"] in ("gdb-fire", "campaign") for s in data["steps"])
     if data["batch"] and (fire or data["gdb"]["check"]):
         _err(path, "batch", "cannot be combined with gdb (the runner must talk to the guest)")
     if fire and data["gdb"]["check"]:
         _err(path, "gdb.check", "cannot be combined with a gdb-fire step (one gdbstub client)")
-    if fire and not (data["driver"]["load"] and data["driver"]["hog_length_us"]):
+    if any(s["type"] == "gdb-fire" for s in data["steps"]) and \
+            not (data["driver"]["load"] and data["driver"]["hog_length_us"]):
         _err(path, "driver.hog_length_us", "a gdb-fire step needs the driver loaded with a hog")
+    if any(s["type"] == "campaign" for s in data["steps"]) and not data["driver"]["load"]:
+        _err(path, "driver.load", "a campaign step fires the sensor: load the driver")
     if (data["driver"]["load"] or fire or any(s["type"] == "sensor" for s in data["steps"])) \
             and not data["sensor"]["enabled"]:
         _err(path, "sensor.enabled", "must be true when the driver or a sensor step is used")
+    if data["campaign"]["target"]:
+        try:
+            int(data["campaign"]["target"], 16)
+        except ValueError:
+            _err(path, "campaign.target", "%r is not a hex address" % data["campaign"]["target"])
     if any(s["type"] in ("sensor", "rmmod-insmod") for s in data["steps"]) \
             and not data["driver"]["load"]:
         _err(path, "driver.load", "must be true for sensor and rmmod-insmod steps")

@@ -114,7 +114,38 @@ def execute(points, label, argv, only_variants=None, do_build=True, within=None)
         rs.finish("runner failed: %s: %s" % (type(e).__name__, e))
         raise
     rs.finish()
+    campaign_summary(rs)
     return rs
+
+
+def campaign_summary(rs):
+    """Campaign runs: findings.json and a summary section."""
+    from irqrig import campaign
+    runs = [r for r in rs.data["runs"] if (r.get("figures") or {}).get("campaign")]
+    if not runs:
+        return
+    path, findings = campaign.findings_file(rs.dir, runs)
+    rows = []
+    for r in runs:
+        c = r["figures"]["campaign"]
+        rows.append({"scenario": r["scenario"], "variant": r["variant"], "mode": c["mode"],
+                     "sections landed": "%d/%d" % (c["sections_landed"], c["sections"]),
+                     "insns landed": "%d/%d" % (c["insns_landed"], c["insns"]),
+                     "fires (landed)": "%d (%d)" % (c["fires"], c["fires_landed"]),
+                     "wall s": "%.0f" % r.get("wall_s", 0),
+                     "findings": len(c["findings"])})
+    text = results.table(rows, markdown=True)
+    for i, f in enumerate(findings):
+        a = f.get("attributed") or {}
+        text += "\n%d. %s on %s: %s; attributed to %s (%s, section %s) - %s.  \n" % (
+            i, f["scenario"], f["variant"], ", ".join(r["kind"] for r in f["reports"]),
+            a.get("address", "-"), a.get("landed_in", "-"), a.get("section", "-"),
+            f.get("how", "not attributed"))
+        if f.get("reproducer"):
+            text += "   reproduce: `%s`\n" % f["reproducer"]["command"]
+    rs.data.setdefault("sections", []).append(
+        {"title": "Interrupt campaigns (%s)" % os.path.relpath(path, rs.dir), "text": text})
+    rs.write()
 
 
 def inventory(rs, names):

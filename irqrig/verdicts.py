@@ -11,11 +11,12 @@ is an error whatever its checks say; an expectation whose figure is
 missing fails; a step that did not run is a failed check.
 """
 
+import fnmatch
 import json
 import os
 import re
 
-from irqrig import console, gdbcheck, hostnoise, sensorlog, variants
+from irqrig import campaign, console, gdbcheck, hostnoise, sensorlog, variants
 
 STAGES_BOUNDS = (("hard", "hard_p99_us", "p99"), ("hard", "hard_max_us", "max"),
                  ("thread", "thread_p99_us", "p99"), ("user", "user_p99_us", "p99"))
@@ -151,6 +152,48 @@ class Judge:
                                                   step.get("address")))
         self.figures["gdb_fire"] = {"fired": step.get("fired"), "address": step.get("address"),
                                     "samples_read": res and res.get("samples")}
+
+    def step_campaign(self, st, step):
+        self.sensor_read({}, step, "campaign")
+
+    def campaign(self):
+        c = self.scn["campaign"]
+        exact = any(st["type"] == "campaign" for st in self.scn["steps"])
+        if not (exact or c["landings"]):
+            return
+        logs = self.rec["logs"]
+        files = {"sections": logs.get("campaign_sections"),
+                 "progress": logs.get("campaign_progress"),
+                 "landings": logs.get("landings"), "console": logs.get("console"),
+                 "dmesg_after_hang": logs.get("dmesg_after_hang")}
+        res = self.figures["campaign"] = campaign.analyze(self.rec, files)
+        if self.rec.get("guest") is None:
+            return
+        self.add("campaign: soft sections to work on", res["sections"] > 0,
+                 "%d selected (%s)" % (res["sections"], ", ".join(c["select"])))
+        if res["sections"]:
+            self.add("campaign: interrupts landed inside soft sections",
+                     res["sections_landed"] > 0,
+                     "%d of %d sections, %d of %d instructions" % (
+                         res["sections_landed"], res["sections"], res["insns_landed"],
+                         res["insns"]))
+        if self.exp["findings_max"] is not None:
+            self.add("campaign: findings <= %d" % self.exp["findings_max"],
+                     len(res["findings"]) <= self.exp["findings_max"],
+                     "; ".join(_finding_text(f) for f in res["findings"]))
+        if self.exp["finding_in"]:
+            self.add("campaign: a finding in %s" % self.exp["finding_in"],
+                     self.finding_in(res), "; ".join(_finding_text(f) for f in res["findings"])
+                     or "no finding")
+
+    def finding_in(self, res):
+        pat = self.exp["finding_in"]
+        for f in res["findings"]:
+            for a in [f.get("attributed")] + list(f.get("candidates", [])):
+                if a and any(fnmatch.fnmatchcase(n, pat) for n in
+                             (a["function"], a["landed_in"])):
+                    return True
+        return False
 
     def step_shell(self, st, step):
         self.add("shell: %s" % st["command"][:60], step["rc"] == st["expect_rc"],
@@ -308,6 +351,8 @@ class Judge:
                 self.rec.get("outcome") == "guest-error"
                 and ("timed out" in error or "did not" in error)),
             "violation": (self.figures.get("gdb") or {}).get("violations", 0) > 0,
+            "finding": bool((self.figures.get("campaign") or {}).get("findings")) and (
+                not self.exp["finding_in"] or self.finding_in(self.figures["campaign"])),
         }
         hit = [k for k, v in detected.items() if v] if want == "any" else \
             ([want] if detected[want] else [])
@@ -328,6 +373,7 @@ class Judge:
         self.steps()
         self.console()
         self.gdb_check()
+        self.campaign()
         if self.rec.get("host"):
             self.figures["host"] = dict(self.rec["host"])   # the loss match adds to it
         self.sensor()
@@ -340,6 +386,14 @@ class Judge:
         else:
             result["status"] = "pass" if all(v["ok"] for v in self.items) else "fail"
         return result
+
+
+def _finding_text(f):
+    a = f.get("attributed")
+    kinds = ",".join(r["kind"] for r in f["reports"])
+    if not a:
+        return "%s (not attributed)" % kinds
+    return "%s at %s in %s (section %s)" % (kinds, a["address"], a["landed_in"], a["section"])
 
 
 def judge(rec):

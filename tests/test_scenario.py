@@ -48,7 +48,7 @@ class ScenarioTest(unittest.TestCase):
             self.assertIn(f, msg)
 
     def test_unknown_key_is_named(self):
-        self.assertError("[qemu]\ncpu = 2\n", "qemu.cpu", "unknown key", "cpus")
+        self.assertError("[qemu]\ncpus_ = 2\n", "qemu.cpus_", "unknown key", "cpus")
 
     def test_wrong_type(self):
         self.assertError('[qemu]\ncpus = "two"\n', "qemu.cpus", "must be int")

@@ -7,7 +7,7 @@ vmlinux-gdb.py of the same build (for $lx_current() and lx-symbols).
 
 import gdb
 
-from irqrig_gdb import check, inventory
+from irqrig_gdb import campaign, check, inventory
 
 SOFT_IRQS_OFF_OFFSET = 1 << 24       # include/linux/preempt.h (RT_IRQ_DISABLE)
 
@@ -28,6 +28,7 @@ Subcommands:
   irqrig break-window N    stop when a hard-off window exceeds N instructions
   irqrig fire [DEVICE]     raise an irq-sensor interrupt now (QOM fire)
   irqrig fire-at ADDR N    fire each time the guest reaches ADDR, N times
+  irqrig campaign T P      the exact interrupt campaign (runner.py)
   irqrig check MODE FILE   run the dynamic cli check until the target ends"""
 
     def __init__(self):
@@ -215,6 +216,25 @@ ends early, with what it fired, when the target goes away."""
                 pass
 
 
+class IrqrigCampaign(gdb.Command):
+    """Fire the irq-sensor at chosen instructions; record where it landed.
+
+Usage: irqrig campaign TARGETS.json PROGRESS.jsonl
+The exact interrupt campaign (irqrig_gdb/campaign.py): breakpoints on the
+targets, and at each stop on the sensor's CPU a fire and a single step
+with interrupts allowed.  Ends when all targets are done, the target goes
+away, or on SIGINT; then detaches."""
+
+    def __init__(self):
+        super().__init__("irqrig campaign", gdb.COMMAND_USER)
+
+    def invoke(self, arg, from_tty):
+        args = arg.split()
+        if len(args) != 2:
+            raise gdb.GdbError("usage: irqrig campaign TARGETS.json PROGRESS.jsonl")
+        campaign.Campaign(args[0], args[1]).run()
+
+
 class IrqrigCheck(gdb.Command):
     """Run the dynamic cli check until the target goes away.
 
@@ -241,4 +261,5 @@ def register():
     IrqrigBreakWindow()
     IrqrigFire()
     IrqrigFireAt()
+    IrqrigCampaign()
     IrqrigCheck()
