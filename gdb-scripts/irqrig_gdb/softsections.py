@@ -333,9 +333,11 @@ def _sort(dis, locs):
     return sorted(locs, key=lambda x: x if not dis.relocatable else (x[0], x[1]))
 
 
-def analyze_listing(dis, elf=None, image="vmlinux", path=None, lines=True):
-    """Soft sections of an indexed listing (see module doc)."""
-    extra = extra_successors(dis, elf) if elf is not None else {}
+def analyze_listing(dis, extra=None, image="vmlinux", path=None, lines=True):
+    """Soft sections of an indexed listing (see module doc).
+
+    extra: extra_successors() of the image; path: the image, for addr2line.
+    """
     sites = find_sites(dis)
     where = {}
     if lines and path:
@@ -353,7 +355,8 @@ def analyze_listing(dis, elf=None, image="vmlinux", path=None, lines=True):
             "file": file or outer_loc,
             "line": int(line) if line.isdigit() else 0,
             "inlined": ["%s %s" % f for f in frames[:-1]],
-            "subsystem": subsystem(file),
+            "subsystem": subsystem(file) if image == "vmlinux"
+            else "module/" + image.rsplit(".ko", 1)[0],
             "entry_call": ins.target_name,
             "call": _fmt(dis, ins.loc),
         }
@@ -384,17 +387,17 @@ def analyze_listing(dis, elf=None, image="vmlinux", path=None, lines=True):
     return out, callee_names
 
 
-def expand_callees(dis, sections, names):
+def expand_callees(dis, sections, names, extra=None):
     """{name: {insns, leaf, calls, calls_in_soft}} for small direct callees.
 
+    insns: the callee's instructions reachable from its entry;
     calls: direct call/jump sites of the callee in the whole image;
     calls_in_soft: those inside a soft section (all of them: the callee
     runs only soft-off, e.g. asm_load_gs_index).
     """
     inside = set()
     for s in sections:
-        for x in s["insns"]:
-            inside.add(x)
+        inside.update(s["insns"])
     small = {}
     for name in names:
         chunks = dis.chunks_named(name)
@@ -403,13 +406,11 @@ def expand_callees(dis, sections, names):
         ins = dis.insns(chunks[0])
         if not ins or len(ins) > CALLEE_MAX:
             continue
-        leaf = not any(i.kind == "call" or (i.kind == "jmp" and not i.indirect
-                                            and i.target is not None
-                                            and dis.chunk_at(i.target) is not chunks[0]
-                                            and not _is_return_thunk(i.target_name))
-                       for i in ins)
-        small[name] = {"insns": [_fmt(dis, i.loc) for i in ins], "leaf": leaf,
-                       "calls": 0, "calls_in_soft": 0}
+        w = walk(dis, ins[0].loc, extra)
+        leaf = not w["callees"] and not any(why.startswith("tail call")
+                                            for _, why in w["escapes"])
+        small[name] = {"insns": [_fmt(dis, x) for x in _sort(dis, w["insns"])],
+                       "leaf": leaf, "calls": 0, "calls_in_soft": 0}
     if not small:
         return small
     found = dis.grep([("<%s>" % n).encode() for n in small] +
@@ -471,7 +472,8 @@ def analyze(path, lines=True, workdir=None):
     with tempfile.TemporaryFile(dir=workdir) as listing:
         run_objdump(path, listing, elf.relocatable)
         dis = Disasm(listing, relocatable=elf.relocatable)
-        sections, names = analyze_listing(dis, elf, image, path, lines)
-        callees = expand_callees(dis, sections, names)
+        extra = extra_successors(dis, elf)
+        sections, names = analyze_listing(dis, extra, image, path, lines)
+        callees = expand_callees(dis, sections, names, extra)
     return {"image": path, "soft_api": True, "sections": sections, "callees": callees,
             "summary": summarize(sections)}
