@@ -29,6 +29,8 @@ _SYMEXPR = re.compile(r"^(.+?)(?:([-+])0x([0-9a-f]+))?$")
 _PREFIXES = {"cs", "ds", "es", "ss", "fs", "gs", "notrack", "bnd", "lock", "rep",
              "repz", "repe", "repnz", "repne", "data16", "data32", "addr32", "rex",
              "rex.W", "xacquire", "xrelease"}
+# A direct call/jump target: "call   ffff... <name>" or "R_X86_64_PLT32 name-0x4".
+_REF = re.compile(rb"(?:\tcall|\tjmp)\s+[0-9a-f]+ <([^>+]+)>|R_X86_64_PLT32\s+([^\s+-]+)-0x4")
 _COLD = re.compile(r"\.cold(\.\d+)?$")
 
 
@@ -188,6 +190,17 @@ class Disasm:
             for n in needles:
                 if n in blob:
                     out[n].append(c)
+        return out
+
+    def referencing(self, names):
+        """Chunks with a direct call or jump to any of the names, one scan."""
+        want = {n.encode() for n in names}
+        out = []
+        for c in self.chunks:
+            self.f.seek(c.offset)
+            blob = self.f.read(c.length)
+            if any(a in want or b in want for a, b in _REF.findall(blob)):
+                out.append(c)
         return out
 
     def insns(self, chunk):

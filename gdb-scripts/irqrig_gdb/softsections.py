@@ -413,11 +413,7 @@ def expand_callees(dis, sections, names, extra=None):
                        "leaf": leaf, "calls": 0, "calls_in_soft": 0}
     if not small:
         return small
-    found = dis.grep([("<%s>" % n).encode() for n in small] +
-                     [("\t%s-0x4" % n).encode() for n in small])
-    callers = set()
-    for chunks in found.values():
-        callers.update(chunks)
+    callers = dis.referencing(small)
     for c in callers:
         for i in dis.insns(c):
             if i.kind in ("call", "jmp") and not i.indirect and i.target_name in small:
