@@ -52,7 +52,7 @@ class RecordedSample(unittest.TestCase):
     def test_every_call_found(self):
         self.assertEqual(sorted(self.secs), sorted([
             "simple", "early_return", "nested", "enable_in_callee", "loop", "dead_end",
-            "mixed", "save_wrapper", "tail_enable", "cold_path"]))
+            "mixed", "save_wrapper", "tail_enable", "cold_path", "disable_inside_save"]))
         self.assertEqual(len(self.secs["nested"]), 2)
 
     def test_simple(self):
@@ -124,6 +124,16 @@ class RecordedSample(unittest.TestCase):
         self.assertEqual(s["callees"], ["slow"])
         self.assertEqual(len(s["insns"]), 11)
 
+    def test_nested_disable_opens_no_level(self):
+        """The outer restore turns soft irqs on after a nested disable too."""
+        got = self.secs["disable_inside_save"]
+        self.assertEqual(len(got), 2)
+        outer = [s for s in got if s["entry_call"] == "soft_local_irq_save"][0]
+        self.assertTrue(outer["bounded"], outer["escapes"])
+        self.assertEqual(outer["ends"], [0x401234])
+        self.assertIn(0x401240, outer["insns"])
+        self.assertIn(0x401245, outer["insns"])
+
     def test_extra_edges_followed(self):
         """A static-key edge to a return makes the loop's section unbounded."""
         w = ss.walk(self.dis, 0x401105, {0x401108: [0x401128]})
@@ -136,16 +146,16 @@ class RecordedSample(unittest.TestCase):
         self.assertEqual(c["leaf_swap"]["insns"], [0x401020, 0x401023, 0x401024, 0x401027])
         self.assertTrue(c["leaf_swap"]["leaf"])
         self.assertEqual((c["leaf_swap"]["calls"], c["leaf_swap"]["calls_in_soft"]), (1, 1))
-        # work: 6 direct calls, 6 inside sections (one is the tail call out).
-        self.assertEqual(c["work"]["calls"], 6)
+        # work: 7 direct calls, all inside sections (one is the tail call out).
+        self.assertEqual((c["work"]["calls"], c["work"]["calls_in_soft"]), (7, 7))
 
     def test_summary(self):
         secs = [s for v in self.secs.values() for s in v]
         s = ss.summarize(secs)
-        self.assertEqual(s["sections"], 11)
-        self.assertEqual(s["bounded"], 8)
-        self.assertEqual(s["by_entry"], {"soft_local_irq_save": 8,
-                                         "soft_local_irq_disable": 3})
+        self.assertEqual(s["sections"], 13)
+        self.assertEqual(s["bounded"], 10)
+        self.assertEqual(s["by_entry"], {"soft_local_irq_save": 9,
+                                         "soft_local_irq_disable": 4})
 
 
 class RecordedRelocatable(unittest.TestCase):
@@ -185,16 +195,33 @@ class Vmlinux612Excerpt(unittest.TestCase):
         cls.callees = ss.expand_callees(cls.dis, secs, names, cls.extra)
 
     def test_swapgs_sections_bounded(self):
-        for func, callee in (("current_save_fsgs", "__rdgsbase_inactive"),
-                             ("x86_gsbase_read_cpu_inactive", "__rdgsbase_inactive"),
-                             ("x86_gsbase_write_cpu_inactive", "__wrgsbase_inactive"),
-                             ("start_thread_common", "asm_load_gs_index")):
-            got = self.secs.get(func)
-            self.assertTrue(got, func)
-            s = [x for x in got if callee in x["callees"]]
-            self.assertEqual(len(s), 1, (func, [x["callees"] for x in got]))
-            self.assertTrue(s[0]["bounded"], func)
-            self.assertEqual(s[0]["entry_call"], "soft_local_irq_save")
+        # start_thread_common() and native_load_gs_index() are inlined.
+        for func, callee, n in (("current_save_fsgs", "__rdgsbase_inactive", 1),
+                                ("x86_gsbase_read_cpu_inactive", "__rdgsbase_inactive", 1),
+                                ("x86_gsbase_write_cpu_inactive", "__wrgsbase_inactive", 1),
+                                ("start_thread", "asm_load_gs_index", 2)):
+            got = [x for x in self.secs.get(func, ()) if callee in x["callees"]]
+            self.assertEqual(len(got), n, func)
+            for s in got:
+                self.assertTrue(s["bounded"], func)
+                self.assertEqual(s["entry_call"], "soft_local_irq_save")
+
+    def test_start_thread_ranges(self):
+        a, b = sorted(self.secs["start_thread"], key=lambda s: s["call"])
+        self.assertEqual(a["insns"], [0xFFFFFFFF810217AB, 0xFFFFFFFF810217AD,
+                                      0xFFFFFFFF810217B0, 0xFFFFFFFF810217B5,
+                                      0xFFFFFFFF810217B8])
+        self.assertEqual(b["start"], 0xFFFFFFFF810217C4)
+        self.assertEqual(b["end"], 0xFFFFFFFF810217D4)
+
+    def test_static_cpu_has_stub_followed(self):
+        """current_save_fsgs: the FSGSBASE test in .altinstr_aux, both ways."""
+        s = self.secs["current_save_fsgs"][0]
+        for a in (0xFFFFFFFF8193C5E5, 0xFFFFFFFF8193C5EC, 0xFFFFFFFF8193C5F2,
+                  0xFFFFFFFF81021AAD, 0xFFFFFFFF81021ACC):
+            self.assertIn(a, s["insns"])
+        self.assertEqual(len(s["insns"]), 23)
+        self.assertEqual(s["ends"], [0xFFFFFFFF81021AC5])
 
     def test_swapgs_callees_expanded(self):
         for name in ("asm_load_gs_index", "__rdgsbase_inactive", "__wrgsbase_inactive"):
@@ -281,7 +308,7 @@ class Analyze(unittest.TestCase):
             self.assertTrue(s["file"].endswith("softsections-sample.c"), s["file"])
             self.assertIn(s["entry_call"].replace("soft_", ""), src[s["line"] - 1]
                           .replace("soft_", ""), s["id"])
-        self.assertEqual(r["summary"]["sections"], 11)
+        self.assertEqual(r["summary"]["sections"], 13)
 
     def test_stock_image(self):
         r = ss.analyze(self.stock)

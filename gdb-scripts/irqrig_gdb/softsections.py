@@ -13,7 +13,8 @@ the instruction after the call:
   (also what hard_local_irq_enable() and _raw_spin_unlock_irq() call) ends
   every nesting level; ``soft_local_irq_restore``, ``irqsoft_mixed_restore``
   and ``_raw_spin_unlock_irqrestore`` (restoring a soft word) end one level;
-  a nested soft disable/save opens one;
+  a nested soft save opens one (a nested disable does not: one enable
+  ends all, and the outer restore turns interrupts back on);
 - a path leaves the function (``ret``, a tail call, an indirect jump, an
   instruction the walk cannot find): the section is **unbounded**, its end
   is in a caller;
@@ -43,7 +44,7 @@ import tempfile
 from irqrig_gdb.disasm import Disasm, run_objdump
 from irqrig_gdb.elf import Elf
 
-VERSION = 1                     # of the analysis: part of cache keys
+VERSION = 2                     # of the analysis: part of cache keys
 
 ENTRY = ("soft_local_irq_disable", "soft_local_irq_save")
 # Calls that end every nesting level (enable always enables).
@@ -142,7 +143,7 @@ def extra_successors(dis, elf):
             if rep <= ins.addr < rep + rlen and ins.kind in ("jmp", "jcc") \
                     and ins.target is not None and not rep <= ins.target < rep + rlen:
                 extra[orig].append(ins.target)
-    return extra
+    return {k: list(dict.fromkeys(v)) for k, v in extra.items()}
 
 
 # ---------------------------------------------------------------- the walk
@@ -194,6 +195,8 @@ def walk(dis, start, extra=None):
         if ins.kind == "call":
             if ins.indirect or _is_indirect_thunk(name):
                 callees["*indirect"] += 1
+            elif name == "soft_local_irq_disable":
+                pass                        # no new level: one enable ends all
             elif name in ENTRY:
                 if depth >= MAX_DEPTH:
                     escapes.append((loc, "nesting"))
@@ -237,8 +240,8 @@ def walk(dis, start, extra=None):
             dead.add(loc)
         else:
             todo.append((ins.next, depth))
-    return {"insns": insns, "ends": ends, "escapes": escapes, "dead": dead,
-            "callees": callees}
+    return {"insns": insns, "ends": ends, "escapes": list(dict.fromkeys(escapes)),
+            "dead": dead, "callees": callees}
 
 
 # ---------------------------------------------------------------- sites
@@ -384,6 +387,10 @@ def analyze_listing(dis, extra=None, image="vmlinux", path=None, lines=True):
         )
         callee_names.update(n for n in w["callees"] if not n.startswith("*"))
         out.append(sec)
+    ids = collections.Counter(s["id"] for s in out)
+    for s in out:                   # static functions and clones share names
+        if ids[s["id"]] > 1:
+            s["id"] += "@" + (("%x" % s["call"]) if isinstance(s["call"], int) else s["call"])
     return out, callee_names
 
 
@@ -449,11 +456,7 @@ def summarize(sections):
 
 def has_soft_api(elf):
     """Does the image define or call the soft entry points?"""
-    for s in elf.sections:
-        if s.kind == 3 and s.name == ".strtab":
-            blob = elf.section_bytes(s)
-            return any(b"\0%s\0" % n.encode() in blob for n in ENTRY)
-    return False
+    return bool(elf.symbol_names() & set(ENTRY))
 
 
 def analyze(path, lines=True, workdir=None):

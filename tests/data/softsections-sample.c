@@ -100,3 +100,12 @@ void cold_path(int x)
 		slow(x);
 	soft_local_irq_restore(f);
 }
+
+void disable_inside_save(int x)
+{
+	unsigned long f = soft_local_irq_save();
+	if (x)
+		soft_local_irq_disable();	/* no new level */
+	work(x);
+	soft_local_irq_restore(f);	/* ends the section on both paths */
+}
