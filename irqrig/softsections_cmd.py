@@ -20,12 +20,13 @@ def variant_row(inv):
     s = inv["summary"]
     if not inv["soft_api"]:
         return {"variant": inv["variant"], "soft sections": "-", "bounded": "-",
+                "partial": "-",
                 "functions": "-", "insns": "-", "save/disable": "-",
                 "default selection": "- (stock: local_irq_save() is pushf; cli)"}
     sel = softsections.pick(inv["sections"])
     return {"variant": inv["variant"], "soft sections": s["sections"],
             "bounded": "%d (%s)" % (s["bounded"], _pct(s["bounded"], s["sections"])),
-            "functions": s["functions"], "insns": s["insns"],
+            "partial": s["partial"], "functions": s["functions"], "insns": s["insns"],
             "save/disable": "%d/%d" % (s["by_entry"].get("soft_local_irq_save", 0),
                                        s["by_entry"].get("soft_local_irq_disable", 0)),
             "default selection": "%d sections, %d bounded"
@@ -45,12 +46,18 @@ def subsystem_rows(inv, top=25):
         rows.append({"subsystem": n + (" *" if n in chosen else ""),
                      "sections": p["sections"],
                      "bounded": "%d (%s)" % (p["bounded"], _pct(p["bounded"], p["sections"])),
+                     "partial": p["partial"],
                      "functions": p["functions"], "insns": p["insns"]})
+    for n in softsections.DEFAULT_SELECT:
+        if n not in per:
+            rows.append({"subsystem": n + " *", "sections": 0, "bounded": "-",
+                         "partial": 0, "functions": 0, "insns": 0})
     rest = [per[n] for n in names if n not in keep]
     if rest:
         rows.append({"subsystem": "(%d others)" % len(rest),
                      "sections": sum(p["sections"] for p in rest),
                      "bounded": "%d" % sum(p["bounded"] for p in rest),
+                     "partial": sum(p["partial"] for p in rest),
                      "functions": sum(p["functions"] for p in rest),
                      "insns": sum(p["insns"] for p in rest)})
     return rows

@@ -381,3 +381,38 @@ class Selection(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class InventoryTables(unittest.TestCase):
+    """runner.py inventory's soft tables, on a stock and a patched inventory."""
+
+    def test_tables(self):
+        from irqrig import softsections as api, softsections_cmd
+        secs = [{"id": "f+0x4", "function": "f", "file": "kernel/sched/core.c", "line": 7,
+                 "subsystem": "kernel/sched", "inlined": [], "entry_call": "soft_local_irq_save",
+                 "start": 0x10, "end": 0x20, "insns": [0x10, 0x20], "bounded": True,
+                 "ends": [0x20], "callees": []},
+                {"id": "g+0x4", "function": "g", "file": "fs/x.c", "line": 9,
+                 "subsystem": "fs", "inlined": [], "entry_call": "soft_local_irq_disable",
+                 "start": 0x30, "end": 0x30, "insns": [0x30], "bounded": False,
+                 "ends": [0x30], "callees": []}]
+        invs = {"patched": {"variant": "patched", "soft_api": True, "sections": secs,
+                            "images": {}, "callees": {}, "summary": ss.summarize(secs)},
+                "stock": {"variant": "stock", "soft_api": False, "sections": [], "images": {},
+                          "callees": {}, "summary": ss.summarize([]),
+                          "note": "stock has no soft sections: ..."}}
+        with tempfile.TemporaryDirectory() as out, \
+                mock.patch.object(api, "inventory", lambda name: invs[name]):
+            text, data = softsections_cmd.run(["stock", "patched"], out, show=["f"])
+            self.assertIn("stock has no soft sections", text)
+            rows = softsections_cmd.subsystem_rows(invs["patched"])
+            got = {r["subsystem"]: r for r in rows}
+            self.assertEqual(got["kernel/sched *"]["sections"], 1)
+            self.assertEqual(got["entry *"]["sections"], 0, "selected, none there")
+            self.assertEqual(got["fs"]["partial"], 1)
+            self.assertIn("kernel/sched/core.c:7", text)
+            self.assertFalse(data["stock"]["soft_api"])
+            self.assertEqual(data["patched"]["summary"]["bounded"], 1)
+            with open(os.path.join(out, "softsections-patched.json")) as f:
+                self.assertEqual(json.load(f)["sections"][0]["insns"], [0x10, 0x20])
+            self.assertTrue(os.path.exists(os.path.join(out, "softsections.md")))

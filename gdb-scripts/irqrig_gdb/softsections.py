@@ -17,7 +17,9 @@ the instruction after the call:
   ends all, and the outer restore turns interrupts back on);
 - a path leaves the function (``ret``, a tail call, an indirect jump, an
   instruction the walk cannot find): the section is **unbounded**, its end
-  is in a caller;
+  is in a caller; *partial* when other paths do reach the enable (often a
+  path the code cannot take: the walk does not know that the guard's
+  ``if (_T->lock)`` before its unlock is always true);
 - a path that ends in a trap (``ud2``, BUG) or a no-return call is dead.
 
 Conditional jumps follow both ways; jumps into the function's ``.cold``
@@ -44,7 +46,7 @@ import tempfile
 from irqrig_gdb.disasm import Disasm, run_objdump
 from irqrig_gdb.elf import Elf
 
-VERSION = 2                     # of the analysis: part of cache keys
+VERSION = 3                     # of the analysis: part of cache keys
 
 ENTRY = ("soft_local_irq_disable", "soft_local_irq_save")
 # Calls that end every nesting level (enable always enables).
@@ -349,7 +351,10 @@ def analyze_listing(dis, extra=None, image="vmlinux", path=None, lines=True):
     for chunk, ins in sites:
         frames = where.get(ins.loc) or [(chunk.base, "??:0")]
         outer_func, outer_loc = frames[-1]
-        file, _, line = outer_loc.rpartition(":")
+        # The line in the function itself: its innermost frame (DWARF may
+        # list a function as inlined into its own out-of-line copy).
+        own = next(loc for func, loc in frames if func == outer_func)
+        file, _, line = own.rpartition(":")
         sec = {
             "id": "%s%s+0x%x" % ("" if image == "vmlinux" else image + ":", chunk.name,
                                  ins.addr - chunk.start),
@@ -433,10 +438,11 @@ def expand_callees(dis, sections, names, extra=None):
 def summarize(sections):
     per = collections.OrderedDict()
     for s in sorted(sections, key=lambda s: s["subsystem"]):
-        p = per.setdefault(s["subsystem"], {"sections": 0, "bounded": 0, "insns": 0,
-                                            "functions": set()})
+        p = per.setdefault(s["subsystem"], {"sections": 0, "bounded": 0, "partial": 0,
+                                            "insns": 0, "functions": set()})
         p["sections"] += 1
         p["bounded"] += bool(s["bounded"])
+        p["partial"] += bool(not s["bounded"] and s["ends"])
         p["insns"] += len(s["insns"])
         p["functions"].add(s["function"])
     for p in per.values():
@@ -447,6 +453,9 @@ def summarize(sections):
         "sections": n,
         "bounded": bounded,
         "bounded_share": round(bounded / n, 3) if n else None,
+        # Unbounded, but some path reaches the enable: mostly paths the code
+        # cannot take (a guard's "if (lock)" before its unlock).
+        "partial": sum(1 for s in sections if not s["bounded"] and s["ends"]),
         "insns": sum(len(s["insns"]) for s in sections),
         "by_entry": dict(collections.Counter(s["entry_call"] for s in sections)),
         "functions": len({s["function"] for s in sections}),
