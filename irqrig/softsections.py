@@ -154,14 +154,24 @@ def sections(variant, select=DEFAULT_SELECT, modules=True, use_cache=True):
     return pick(inventory(variant, modules, use_cache)["sections"], select)
 
 
-def callee_insns(variant, secs, only_soft=True):
-    """{callee: [addr...]}: small direct callees of the given sections whose
-    every call site is in a soft section (only_soft), e.g. asm_load_gs_index."""
+def callee_insns(variant, secs, leaf_only=True, exclusive_only=False):
+    """{callee: [addr...]}: small direct callees of the given sections.
+
+    They run inside the section: the swapgs windows are in callees
+    (asm_load_gs_index, __rdgsbase_inactive, __wrgsbase_inactive).
+    leaf_only: callees that call nothing; exclusive_only: callees whose
+    every call site lies in a soft section.  A callee also called outside
+    soft sections (__rdgsbase_inactive from __switch_to, hard-off) is hit
+    there too: check the soft state (preempt count bit 24) at the stop.
+    """
     allc = inventory(variant)["callees"]
     out = {}
     for s in secs:
+        prefix = "" if s.get("image", "vmlinux") == "vmlinux" else s["image"] + ":"
         for name in s.get("callees", ()):
-            c = allc.get(name)
-            if c and (not only_soft or c["calls"] == c["calls_in_soft"]):
-                out[name] = c["insns"]
+            c = allc.get(prefix + name)
+            if not c or (leaf_only and not c["leaf"]) or \
+                    (exclusive_only and c["calls"] != c["calls_in_soft"]):
+                continue
+            out[prefix + name] = c["insns"]
     return out

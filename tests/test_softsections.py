@@ -416,3 +416,26 @@ class InventoryTables(unittest.TestCase):
             with open(os.path.join(out, "softsections-patched.json")) as f:
                 self.assertEqual(json.load(f)["sections"][0]["insns"], [0x10, 0x20])
             self.assertTrue(os.path.exists(os.path.join(out, "softsections.md")))
+
+
+class CalleeInsns(unittest.TestCase):
+    def test_filters(self):
+        from irqrig import softsections as api
+        inv = {"callees": {"asm_load_gs_index": {"insns": [1, 2], "leaf": True, "calls": 2,
+                                                 "calls_in_soft": 2},
+                           "__rdgsbase_inactive": {"insns": [3], "leaf": True, "calls": 3,
+                                                   "calls_in_soft": 2},
+                           "work": {"insns": [4], "leaf": False, "calls": 1,
+                                    "calls_in_soft": 1},
+                           "t.ko:helper": {"insns": [5], "leaf": True, "calls": 1,
+                                           "calls_in_soft": 1}}}
+        secs = [{"image": "vmlinux", "callees": ["asm_load_gs_index", "__rdgsbase_inactive",
+                                                 "work", "*indirect"]},
+                {"image": "t.ko", "callees": ["helper"]}]
+        with mock.patch.object(api, "inventory", lambda v: inv):
+            self.assertEqual(api.callee_insns("v", secs),
+                             {"asm_load_gs_index": [1, 2], "__rdgsbase_inactive": [3],
+                              "t.ko:helper": [5]})
+            self.assertEqual(sorted(api.callee_insns("v", secs, exclusive_only=True)),
+                             ["asm_load_gs_index", "t.ko:helper"])
+            self.assertIn("work", api.callee_insns("v", secs, leaf_only=False))
