@@ -108,7 +108,8 @@ def cmd_inventory(args):
         from irqrig import build
         build.build(names, qemu=False)
     out = results.new_run_dir("inventory")
-    rows, text, _ = inventory_cmd.run(names, out, lines=not args.no_lines)
+    rows, text, _ = inventory_cmd.run(names, out, lines=not args.no_lines,
+                                      soft=not args.no_soft, soft_show=args.soft)
     print(text)
     print("inventory: %s" % out)
     return EXIT_PASS
@@ -198,6 +199,10 @@ def parser():
     p.add_argument("variants", nargs="*")
     p.add_argument("--no-build", action="store_true", help="use what is built")
     p.add_argument("--no-lines", action="store_true", help="skip source lines (faster)")
+    p.add_argument("--no-soft", action="store_true", help="skip the soft-section tables")
+    p.add_argument("--soft", action="append", metavar="PATTERN",
+                   help="also list the soft sections matching PATTERN (subsystem, file, "
+                        "function or inlined function, glob)")
     p.set_defaults(func=cmd_inventory)
 
     p = sub.add_parser("compare", help="regressions between two result sets")

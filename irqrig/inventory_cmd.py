@@ -21,7 +21,9 @@ def baseline_for(name):
     return base if base in variants.VARIANTS else None
 
 
-def run(names, out_dir=None, lines=True):
+def run(names, out_dir=None, lines=True, soft=True, soft_show=None):
+    """The cli table; with soft, also the soft-section tables
+    (irqrig/softsections_cmd.py), appended to the text and the JSON."""
     rows, full = [], {}
     for name in names:
         vmlinux = artifacts.require(name, "vmlinux")
@@ -53,10 +55,16 @@ def run(names, out_dir=None, lines=True):
              "inline cli": "-", "lock-helper calls": "-", "cli in table": "-",
              "cli not in table": "-", "popf/iret": "-"} for k, v in inventory.SEED.items()]
     text = results.table(rows + seed)
+    soft_data = None
+    if soft:
+        from irqrig import softsections_cmd
+        soft_text, soft_data = softsections_cmd.run(names, out_dir, soft_show)
+        text += "\n" + soft_text
     if out_dir:
         os.makedirs(out_dir, exist_ok=True)
         with open(os.path.join(out_dir, "inventory.json"), "w", encoding="utf-8") as f:
-            json.dump({"variants": full, "table": rows, "seed": inventory.SEED}, f, indent=1)
+            json.dump({"variants": full, "table": rows, "seed": inventory.SEED,
+                       "soft": soft_data}, f, indent=1)
         with open(os.path.join(out_dir, "inventory.md"), "w", encoding="utf-8") as f:
             f.write("# cli sites per variant\n\n"
                     "sites = inline cli instructions + calls of out-of-line irq-disabling "
