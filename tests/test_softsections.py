@@ -10,12 +10,11 @@ an excerpt of the 6.12-rt-irqsoft vmlinux: the swapgs windows.
 import json
 import os
 import subprocess
-
 import tempfile
 import unittest
 from unittest import mock
 
-from irqrig import gdbscripts, paths
+from irqrig import gdbscripts
 
 disasm = gdbscripts.module("disasm")
 ss = gdbscripts.module("softsections")
