@@ -224,8 +224,17 @@ class Boot:
     def step_load(self, st):
         cmd = "loadgen --kind %s --duration %g" % (",".join(st["generators"]), st["duration_s"])
         if st["background"]:
-            rc, out = self.run_cmd("(%s > /tmp/loadgen.out 2>&1 &)" % cmd, 30)
-            return {"command": cmd, "background": True, "rc": rc, "output": _keep(out)}
+            # Started in a subshell (no job-control noise); alive a second
+            # later, or finished with its JSON line: a generator that cannot
+            # run (a usage error, a kind the guest lacks) fails the step.
+            n = sum(1 for s in self.record["steps"] if s.get("background"))
+            out_file, pid_file = "/tmp/loadgen.%d.out" % n, "/tmp/loadgen.%d.pid" % n
+            rc, out = self.run_cmd(
+                "(%s > %s 2>&1 & echo $! > %s); sleep 1; kill -0 $(cat %s) 2>/dev/null || "
+                "{ cat %s; grep -q '\"tool\":\"loadgen\"' %s; }"
+                % (cmd, out_file, pid_file, pid_file, out_file, out_file), 30)
+            return {"command": cmd, "background": True, "rc": rc, "output": _keep(out),
+                    "out_file": out_file}
         rc, out = self.run_cmd(cmd, st["timeout_s"] or int(st["duration_s"]) + 120)
         return {"command": cmd, "rc": rc, "output": _keep(out)}
 
@@ -307,6 +316,10 @@ class Boot:
         for st in self.scn["steps"]:
             fn = getattr(self, "step_" + st["type"].replace("-", "_"))
             self.record["steps"].append(dict(fn(st), type=st["type"]))
+        for step in self.record["steps"]:
+            if step.get("background"):          # what the generator said, if it ended
+                rc, out = self.run_cmd("cat %s" % step["out_file"], 30)
+                step["final_output"] = _keep(out)
 
     # -- batch boots ------------------------------------------------------
 
@@ -465,8 +478,11 @@ class Boot:
                 return                  # the check owns the stub and writes its JSON
             self.gdb.stop()             # one gdbstub client at a time
         dump = self.path("dmesg-after-hang.txt")
-        if gdbrun.dump_dmesg(self.variant.name, self.cfg.gdb, dump):
-            self.record["logs"]["dmesg_after_hang"] = dump
+        saved = gdbrun.dump_dmesg(self.variant.name, self.cfg.gdb, dump)
+        if "dmesg" in saved:
+            self.record["logs"]["dmesg_after_hang"] = saved["dmesg"]
+        if "cpus" in saved:
+            self.record["logs"]["cpus_after_hang"] = saved["cpus"]
 
 
 RECORD = "run.json"

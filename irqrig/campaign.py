@@ -155,7 +155,8 @@ def _describe(index, addr):
 
 def analyze(rec, files):
     """Coverage and findings of a campaign run from its recorded files.
-    files: {sections, progress, landings, console} paths (None if absent)."""
+    files: {sections, progress, landings, console, dmesg_after_hang,
+    cpus_after_hang} paths (None if absent)."""
     spec = rec["config"]["campaign"]
     sections = read_json(files.get("sections") or "") or []
     index = Index(sections)
@@ -179,7 +180,10 @@ def analyze(rec, files):
     kinds = _findings_from_console(text)
     outcome, error = rec.get("outcome"), rec.get("error") or ""
     if outcome == "timeout" or (outcome == "guest-error" and "timed out" in error):
-        kinds.append(("hang", error.splitlines()[0], None))
+        cpus = read_json(files.get("cpus_after_hang") or "") or []
+        where = ", ".join("CPU%d in %s" % (c["cpu"], c["function"]) for c in cpus)
+        kinds.append(("hang", error.splitlines()[0] + (" [then %s]" % where if where else ""),
+                      cpus[0]["function"] if cpus else None))
     elif outcome == "guest-error" and "exited unexpectedly" in error \
             and not any(k == "panic" for k, _, _ in kinds):
         kinds.append(("reset", "QEMU exited without a kernel panic: a triple fault "

@@ -6,7 +6,9 @@ hang, attaches).  gdb loads vmlinux, the kernel's scripts/gdb and irqrig's
 commands (gdb-scripts/irqrig.py); what it then does is a gdb command.
 """
 
+import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -100,22 +102,36 @@ class Gdb:
             return ""
 
 
+THREAD_RE = re.compile(r"^\*?\s*\d+\s+Thread \S+ \(CPU#(\d+)[^)]*\)\s+(?:0x[0-9a-f]+ in )?(\S+)")
+
+
 def dump_dmesg(variant, sock, dest, timeout=90):
-    """After a hang: the kernel log through the gdbstub (lx-dmesg).
+    """After a hang: where each CPU is (gdb's `info threads`) and the kernel
+    log through the gdbstub (lx-dmesg).
 
     A CPU stuck in hard interrupt context cannot get its messages printed
     on PREEMPT_RT (the console is printed by a thread); they are in the log
-    buffer.  The caller makes sure no other gdb is attached.  Returns True
-    if something was saved to dest."""
-    g = Gdb(variant, sock, ["lx-dmesg", "detach"], dest + ".gdb.log")
+    buffer.  The caller makes sure no other gdb is attached.  Returns
+    {"dmesg": dest, "cpus": dest_cpus} for what was saved (the CPUs' places
+    as JSON: [{"cpu": N, "function": NAME}]); empty if nothing."""
+    g = Gdb(variant, sock, ["info threads", "lx-dmesg", "detach"], dest + ".gdb.log")
     try:
         g.start(socket_timeout=2)       # QEMU has been up for a while
     except GuestError:
-        return False
+        return {}
     g.wait(timeout)
-    lines = [line for line in g.output().splitlines() if line.startswith("[")]
-    if not lines:
-        return False
-    with open(dest, "w", encoding="utf-8") as f:
-        f.write("\n".join(lines) + "\n")
-    return True
+    saved = {}
+    out = g.output().splitlines()
+    lines = [line for line in out if line.startswith("[")]
+    if lines:
+        with open(dest, "w", encoding="utf-8") as f:
+            f.write("\n".join(lines) + "\n")
+        saved["dmesg"] = dest
+    cpus = [{"cpu": int(m.group(1)), "function": m.group(2)}
+            for m in map(THREAD_RE.match, out) if m]
+    if cpus:
+        path = os.path.splitext(dest)[0] + "-cpus.json"
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(cpus, f)
+        saved["cpus"] = path
+    return saved

@@ -165,7 +165,8 @@ class Judge:
         files = {"sections": logs.get("campaign_sections"),
                  "progress": logs.get("campaign_progress"),
                  "landings": logs.get("landings"), "console": logs.get("console"),
-                 "dmesg_after_hang": logs.get("dmesg_after_hang")}
+                 "dmesg_after_hang": logs.get("dmesg_after_hang"),
+                 "cpus_after_hang": logs.get("cpus_after_hang")}
         res = self.figures["campaign"] = campaign.analyze(self.rec, files)
         if self.rec.get("guest") is None:
             return
@@ -202,7 +203,13 @@ class Judge:
     def step_load(self, st, step):
         name = "loadgen %s" % ",".join(st["generators"])
         if step.get("background"):
-            self.add(name + " started", step["rc"] == 0, "rc=%d" % step["rc"])
+            self.add(name + " started", step["rc"] == 0,
+                     "rc=%d %s" % (step["rc"], step.get("output", "")[-200:]))
+            res = tool_result({"output": step.get("final_output")}, "loadgen")
+            if res is not None:                 # it ended before the run did
+                self.add(name + " ran without errors", not res.get("errors"),
+                         "errors=%s unavailable=%s" % (res.get("errors"),
+                                                       res.get("unavailable")))
             return
         res = tool_result(step, "loadgen")
         self.add(name + " ran", step["rc"] == 0 and res is not None,

@@ -27,6 +27,8 @@ from irqrig_gdb import check
 
 FRAME_WORDS = 3                 # look this far up the stack for the frame
 KERNEL_CS = 0x10
+X86_EFLAGS_IF = 0x200
+MAX_STEPS = 4
 
 
 def _landed_rip():
@@ -72,6 +74,10 @@ class Campaign:
         # masks them), so a fired interrupt lands at the stepped instruction.
         gdb.execute("set breakpoint always-inserted on", to_string=True)
         gdb.execute("maintenance packet Qqemu.sstep=0x1", to_string=True)
+        # Step only the CPU that stopped at the target: otherwise the other
+        # CPU runs too and may report a stop first, and the step's result
+        # would be read from the wrong CPU.
+        gdb.execute("set scheduler-locking step", to_string=True)
         for addr in self.section:
             try:
                 bp = gdb.Breakpoint("*0x%x" % addr, internal=True)
@@ -88,12 +94,30 @@ class Campaign:
             bp.delete()
 
     def on_target(self, pc):
+        # Lift this breakpoint for the step: QEMU checks breakpoints before
+        # it executes or delivers anything, so a step from an inserted one
+        # would stop at once, where it is.
+        bp = self.bps[pc]
+        bp.enabled = False
+        if_set = bool(check._u64("$eflags") & X86_EFLAGS_IF)
         gdb.execute("monitor qom-set %s fire true" % self.qom, to_string=True)
         self.fired += 1
         record = {"addr": pc, "section": self.section[pc], "fire": self.fired,
-                  "t": time.time()}
+                  "t": time.time(), "if": if_set}
         self.log(dict(record, state="fired"))
-        gdb.execute("stepi", to_string=True)
+        # The first step from a breakpoint stop reports a stop at once,
+        # nothing executed or delivered (measured on QEMU 7.2: always
+        # exactly one such stop); step until the pc moves, a few times.
+        steps = 0
+        while steps < MAX_STEPS:
+            gdb.execute("stepi", to_string=True)
+            steps += 1
+            if check._u64("$pc") != pc:
+                break
+        record["steps"] = steps
+        bp.enabled = True
+        if gdb.selected_thread().num - 1 != self.cpu:
+            raise gdb.error("the step stopped on another CPU")
         rip = _landed_rip()
         record.update(landed=rip == pc, landed_rip=rip, pc_after=check._u64("$pc"))
         self.log(record)
