@@ -7,6 +7,7 @@ atexit hook and SIGTERM/SIGHUP handlers make sure none outlive the runner.
 import atexit
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -32,7 +33,7 @@ class QemuConfig:
     def __init__(self, kernel, initrd, cpus=2, memory=512, accel="tcg",
                  icount=None, machine="q35", append="", sensor=None,
                  sensor_log=None, qmp=None, gdb=None, paused=False,
-                 binary=None):
+                 binary=None, plugins=None, one_insn_per_tb=False):
         self.binary = binary or paths.QEMU_BINARY
         self.kernel = kernel
         self.initrd = initrd
@@ -47,11 +48,16 @@ class QemuConfig:
         self.qmp = qmp                  # unix socket path
         self.gdb = gdb                  # unix socket path for the gdbstub
         self.paused = paused
+        self.plugins = list(plugins or [])   # -plugin values ("file.so,arg=v,...")
+        # TCG: one guest instruction per translation block, so interrupts can
+        # land at any instruction (QEMU >= 8.1: -accel tcg,one-insn-per-tb=on;
+        # before: -singlestep).
+        self.one_insn_per_tb = one_insn_per_tb
 
     def argv(self):
         a = [self.binary,
              "-machine", self.machine,
-             "-accel", self.accel,
+             "-accel", self.accel_option(),
              "-smp", str(self.cpus), "-m", str(self.memory),
              "-display", "none", "-nic", "none", "-no-reboot",
              # Named vCPU threads ("CPU 0/TCG"): irqrig/hoststall.py finds them.
@@ -79,7 +85,16 @@ class QemuConfig:
                   "-gdb", "chardev:gdb0"]
         if self.paused:
             a += ["-S"]
+        for p in self.plugins:
+            a += ["-plugin", p]
+        if self.one_insn_per_tb and self.accel == "tcg" and not one_insn_option(self.binary):
+            a += ["-singlestep"]
         return a
+
+    def accel_option(self):
+        if self.one_insn_per_tb and self.accel == "tcg" and one_insn_option(self.binary):
+            return "tcg,one-insn-per-tb=on"
+        return self.accel
 
 
 def _prop(v):
@@ -121,6 +136,26 @@ def _on_signal(signum, frame):
 atexit.register(kill_started)
 for _sig in (signal.SIGTERM, signal.SIGHUP):
     signal.signal(_sig, _on_signal)
+
+
+_versions = {}
+
+
+def version_tuple(binary=None):
+    """(major, minor) of a QEMU binary, from --version (cached), or None."""
+    binary = binary or paths.QEMU_BINARY
+    if binary not in _versions:
+        m = re.search(r"version (\d+)\.(\d+)", version(binary))
+        _versions[binary] = (int(m.group(1)), int(m.group(2))) if m else None
+    return _versions[binary]
+
+
+def one_insn_option(binary=None):
+    """True if the binary takes -accel tcg,one-insn-per-tb=on (QEMU >= 8.1),
+    False if it needs the old -singlestep (also when the version is unknown
+    and the binary is not there yet: the rig builds 10.0)."""
+    v = version_tuple(binary)
+    return v is None or v >= (8, 1)
 
 
 def version(binary=None):
