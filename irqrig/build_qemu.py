@@ -79,6 +79,35 @@ REPLACEMENTS = [
      "if unpack_edk2_blobs and false  %s: no blobs in +ds\n" % SPLICE_MARK),
 ]
 
+# Two QEMU 10.0.2 bugs, measured with the IF tracker.  Without CF_PARALLEL
+# (icount, or any round-robin TCG run) gen_cpu_index() returns a TCG
+# constant, and gen_plugin_u64_ptr() multiplies that constant in place by
+# the scoreboard's entry size.  The rest of the block then sees a wrong
+# vCPU index (vCPU 1 became 16: an assertion in qemu_plugin_scoreboard_find,
+# or another vCPU's counters).  Scale into a fresh temporary instead.
+# The same function's "single vCPU" shortcut is wrong in system mode with
+# several vCPUs and round-robin TCG (every -icount run with -smp 2): blocks
+# are shared by the vCPUs, so a block translated on vCPU 0 reported vCPU 0
+# for every vCPU that ran it.  Always load the running vCPU's index.
+REPLACEMENTS.append(
+    ("accel/tcg/plugin-gen.c",
+     "    if (!tcg_cflags_has(current_cpu, CF_PARALLEL)) {\n"
+     "        return tcg_constant_i32(current_cpu->cpu_index);\n"
+     "    }\n",
+     "    /* irqrig splice: no constant index, blocks are shared by vCPUs */\n"))
+REPLACEMENTS.append(
+    ("accel/tcg/plugin-gen.c",
+     "    TCGv_i32 cpu_index = gen_cpu_index();\n"
+     "    tcg_gen_muli_i32(cpu_index, cpu_index, entry_size);\n"
+     "    tcg_gen_ext_i32_ptr(ptr, cpu_index);\n"
+     "    tcg_temp_free_i32(cpu_index);\n",
+     "    TCGv_i32 cpu_index = gen_cpu_index();\n"
+     "    TCGv_i32 offset = tcg_temp_ebb_new_i32();  /* irqrig splice: not in place */\n"
+     "    tcg_gen_muli_i32(offset, cpu_index, entry_size);\n"
+     "    tcg_gen_ext_i32_ptr(ptr, offset);\n"
+     "    tcg_temp_free_i32(offset);\n"
+     "    tcg_temp_free_i32(cpu_index);\n"))
+
 NINJA_TARGETS = ["qemu-system-x86_64", "tests/qtest/irq-sensor-test",
                  "contrib/plugins/libiftrack.so"]
 

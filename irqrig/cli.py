@@ -83,6 +83,12 @@ def cmd_report(args):
     return 0
 
 
+def cmd_hardoff(args):
+    from irqrig import hardoff_cmd
+    print(hardoff_cmd.main(args.results, args.top, args.sites, args.vmlinux))
+    return 0
+
+
 def cmd_gdb(args):
     from irqrig import build, gdbsession
     if not args.no_build:
@@ -134,6 +140,14 @@ def parser():
     p = sub.add_parser("report", help="plots for a result set")
     p.add_argument("results", help="results/<run-id>")
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("hardoff", help="longest hard-off windows of a result set "
+                                       "(IF-tracker plugin), symbolised")
+    p.add_argument("results", help="results/<run-id>, its results.json, or an iftrack.json")
+    p.add_argument("--top", type=int, default=10, help="windows to list (default 10)")
+    p.add_argument("--sites", type=int, default=15, help="sites to list (default 15)")
+    p.add_argument("--vmlinux", help="name sites with this vmlinux")
+    p.set_defaults(func=cmd_hardoff)
 
     p = sub.add_parser("gdb", help="boot a variant paused under gdb with irqrig's commands")
     p.add_argument("variant")

@@ -55,7 +55,10 @@ class QemuConfig:
         self.one_insn_per_tb = one_insn_per_tb
 
     def argv(self):
-        a = [self.binary,
+        # -nodefaults: no default CD-ROM, VGA or parallel port.  Measured on
+        # QEMU 10.0 with Debian's SeaBIOS 1.16.2: the BIOS waits forever on
+        # the default (empty) AHCI CD-ROM and never boots the kernel.
+        a = [self.binary, "-nodefaults",
              "-machine", self.machine,
              "-accel", self.accel_option(),
              "-smp", str(self.cpus), "-m", str(self.memory),

@@ -14,7 +14,7 @@ import tempfile
 import time
 
 from irqrig import build_driver, build_kernel, console, gdbcheck, gdbfire, paths, qemu
-from irqrig import hostfreeze, hoststall, sensorlog, variants
+from irqrig import hardoff, hostfreeze, hoststall, sensorlog, variants
 from irqrig.errors import GuestError, IrqrigError, MissingError
 from irqrig.util import log
 
@@ -142,7 +142,9 @@ class Boot:
             sensor_log=os.path.join(self.log_dir, "sensor.log") if sensor else None,
             qmp=os.path.join(self.sock_dir, "qmp.sock"),
             gdb=os.path.join(self.sock_dir, "gdb.sock"),
-            paused=check)
+            paused=check,
+            plugins=hardoff.boot_plugins(self.scn, self.variant.name, self.log_dir,
+                                         self.accel))
 
     # -- steps --------------------------------------------------------
 
@@ -463,7 +465,8 @@ class Boot:
             "lockdep": console_found.get("lockdep", 0) + console_found.get("bug", 0) > 0,
             "hang": result["status"] == "error" and ("timed out" in error
                                                      or "did not" in error),
-            "violation": (self.figures.get("gdb") or {}).get("violations", 0) > 0,
+            "violation": (self.figures.get("gdb") or {}).get("violations", 0) > 0
+            or ((self.figures.get("hardoff") or {}).get("violations") or 0) > 0,
         }
         hit = [k for k, v in detected.items() if v] if want == "any" else \
             ([want] if detected[want] else [])
@@ -535,6 +538,8 @@ class Boot:
         exp = self.scn["expect"]
         if self.scn["gdb"]["check"]:
             self.gdb_verdict(exp)
+        if self.scn["trace"]["hardoff"]:
+            hardoff.judge_boot(self, result)
         if result["logs"].get("sensor") and os.path.exists(result["logs"]["sensor"]):
             sensor = sensorlog.summarize(result["logs"]["sensor"])
             self.figures["sensor"] = sensor

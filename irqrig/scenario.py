@@ -86,6 +86,15 @@ SCHEMA = {
         "check": Field(bool, False, doc="run the dynamic cli check during the run"),
         "sample_sites": Field(int, 0, lo=0, doc="0: all sites; N: a sample of N"),
     },
+    "trace": {
+        "hardoff": Field(bool, False, doc="measure every hard-off window with the IF-tracker "
+                                          "TCG plugin (qemu-device/iftrack.c)"),
+        "landings": Field(bool, False, doc="with hardoff: record where each interrupt "
+                                           "landed (interrupted RIP, per vector class)"),
+        "top": Field(int, 20, lo=1, hi=1000, doc="with hardoff: longest windows kept"),
+        "windows_log": Field(bool, False, doc="with hardoff: also log every window "
+                                              "(iftrack-windows.jsonl; large)"),
+    },
     "expect": {
         "console_clean": Field(bool, True, doc="no BUG/WARNING/Oops/lockdep/panic"),
         "cyclictest_max_us": Field(int, None, lo=1),
@@ -99,6 +108,11 @@ SCHEMA = {
         "thread_p99_us": Field(float, None, lo=0),
         "user_p99_us": Field(float, None, lo=0),
         "violations_max": Field(int, None, lo=0, doc="gdb check violations, at most"),
+        "hardoff_violations_max": Field(int, None, lo=0,
+                                        doc="IF-tracker violations, at most (default 0 "
+                                            "on kernels with a hard-site table)"),
+        "hardoff_max_us": Field(float, None, lo=0,
+                                doc="longest kernel hard-off window, at most"),
         "identical_repeats": Field(bool, False, doc="repeats must give byte-identical "
                                                     "device event logs (batch + icount)"),
         "expect_failure": Field(str, None, choices=["lockdep", "hang", "violation", "any"],
@@ -297,6 +311,10 @@ def parse(raw, path="<scenario>"):
         for v in values:
             _check(path, "sweep." + key, field, v)
     fire = any(s["type"] == "gdb-fire" for s in data["steps"])
+    if data["trace"]["landings"] and not data["trace"]["hardoff"]:
+        _err(path, "trace.landings", "needs trace.hardoff = true (the plugin records them)")
+    if data["trace"]["hardoff"] and data["qemu"]["accel"] == "kvm":
+        _err(path, "trace.hardoff", "needs TCG (a TCG plugin): accel must be tcg or auto")
     if data["batch"] and (fire or data["gdb"]["check"]):
         _err(path, "batch", "cannot be combined with gdb (the runner must talk to the guest)")
     if fire and data["gdb"]["check"]:
