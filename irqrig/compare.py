@@ -23,6 +23,8 @@ FIGURES = [
     ("lost", ("sensor", "counts", "lost"), "samples"),
     ("cyclictest max", ("cyclictest_max_us",), "us"),
     ("gdb violations", ("gdb", "violations"), ""),
+    ("longest hard-off window", ("hardoff", "max_ns"), "ns"),
+    ("hard-off violations", ("hardoff", "violations"), ""),
     ("console reports", None, ""),
 ]
 # Below these absolute differences a change is noise even when not exact.

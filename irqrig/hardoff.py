@@ -237,6 +237,8 @@ def figures(data, sym=None, sites=10):
         "if_mismatch": data["if_mismatch"],
         "distinct_sites": len(data["sites"]),
         "hist_ns": k.get("hist_ns", []),
+        # the physical limit of the hard-stage latency on each CPU
+        "max_ns_by_vcpu": {str(v["vcpu"]): v.get("max_ns") for v in data["vcpus"]},
     }
     if top:
         w = top[0]

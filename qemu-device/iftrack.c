@@ -135,6 +135,7 @@ typedef struct {
     Point pend_at;
     /* counters */
     uint64_t transitions, windows, if_mismatch, entries, gates;
+    uint64_t kmax_ns, kmax_insns;   /* longest kernel window */
     uint64_t initial_insns;     /* length of the window from reset */
     bool initial_done;
     struct qemu_plugin_register *reg_eflags, *reg_rsp, *reg_rcx, *reg_r11;
@@ -358,6 +359,8 @@ static void window_done(VcpuState *v, Window *w, Point close)
     w->violation = have_allow && w->kind == O_INSN &&
         !g_hash_table_contains(allow, &w->open.pc);
     agg_add(&all_kernel, w->insns, w->ns);
+    v->kmax_ns = MAX(v->kmax_ns, w->ns);
+    v->kmax_insns = MAX(v->kmax_insns, w->insns);
     {
         SiteAgg *sa = site_agg(w);
 
@@ -805,11 +808,14 @@ static void write_json(void)
                                ", \"entries\": %" PRIu64 ", \"gates\": %"
                                PRIu64 ", \"if_mismatch\": %" PRIu64
                                ", \"initial_insns\": %" PRIu64
+                               ", \"max_ns\": %" PRIu64
+                               ", \"max_insns\": %" PRIu64
                                ", \"if_on_at_exit\": %s}",
                                vcount++ ? "," : "", i,
                                qemu_plugin_u64_get(sc_insns, i),
                                v->transitions, v->windows, v->entries,
                                v->gates, v->if_mismatch, v->initial_insns,
+                               v->kmax_ns, v->kmax_insns,
                                v->if_on ? "true" : "false");
     }
     g_string_append_printf(s, "\n  ],\n  \"if_mismatch\": %" PRIu64 ",\n",
@@ -859,9 +865,10 @@ static void write_json(void)
             const char *k = key, *slash = strchr(k, '/');
 
             g_string_append_printf(s, "%s\n    {\"rip\": \"0x%.*s\", "
-                                   "\"class\": \"%s\", \"count\": %" G_GSIZE_FORMAT
-                                   "}", first ? "" : ",", (int)(slash - k), k,
-                                   slash + 1, GPOINTER_TO_SIZE(val));
+                                   "\"class\": \"%s\", \"count\": %"
+                                   G_GSIZE_FORMAT "}", first ? "" : ",",
+                                   (int)(slash - k), k, slash + 1,
+                                   GPOINTER_TO_SIZE(val));
             first = false;
         }
         g_string_append(s, "\n  ]");
