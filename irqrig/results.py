@@ -131,7 +131,16 @@ def row_figures(run):
         "lost": _lost(sensor, f.get("host")),
         "cli hits/viol": ("%s/%s" % (gdb.get("distinct_sites", "-"), gdb.get("violations", "-"))
                           if gdb else "-"),
+        **_hardoff_column(f.get("hardoff")),
     }
+
+
+def _hardoff_column(h):
+    """The IF tracker's longest hard-off window (and violations), when measured."""
+    if not h:
+        return {"hard-off max us": "-"}
+    viol = "" if h.get("violations") is None else ", %s viol" % h["violations"]
+    return {"hard-off max us": "%s%s" % (_us(h.get("max_ns")), viol)}
 
 
 def outcome_note(run):
