@@ -153,6 +153,75 @@ def plugin_spec(out_json, files, icount_shift=None, landings=False, top=20,
     return ",".join(args)
 
 
+# -- modules: their hard sites sit where the kernel loaded them ---------------
+
+# Run in the guest after the steps: where each module's code sections are.
+MODULES_CMD = ("for f in /sys/module/*/sections/.*text*; do echo \"$f $(cat $f)\"; "
+               "done 2>/dev/null; true")
+MODULES_FILE = "iftrack-modules.txt"
+_MODLINE = re.compile(r"^/sys/module/([^/]+)/sections/(\S+) (0x[0-9a-f]+)\s*$")
+
+
+def module_sections(text):
+    """{module: {section: load address}} from MODULES_CMD's output."""
+    out = {}
+    for line in text.splitlines():
+        m = _MODLINE.match(line.strip())
+        if m:
+            out.setdefault(m.group(1), {})[m.group(2)] = int(m.group(3), 16)
+    return out
+
+
+def module_allowed(sections, ko_files):
+    """Addresses of the loaded modules' .hard_irq_sites entries.
+
+    ko_files: {module name: path of its .ko}; modules without a .ko here or
+    without a table add nothing (their cli sites stay violations)."""
+    out = set()
+    for mod, secs in sections.items():
+        ko = ko_files.get(mod)
+        if not ko or not os.path.exists(ko):
+            continue
+        table = inventory.read_table(Elf(ko)) or set()
+        for sec, off in table:
+            if sec in secs:
+                out.add(secs[sec] + off)
+    return out
+
+
+def allow_modules(data, allowed):
+    """A copy of the plugin's data with windows opened at allowed module
+    sites no longer counted as violations (the plugin knew only vmlinux)."""
+    if not data["allow_list"] or not allowed:
+        return data
+    d = json.loads(json.dumps(data))
+    moved = 0
+    for s in d["sites"]:
+        if s["violations"] and addr(s["site"]) in allowed:
+            moved += s["violations"]
+            s["violations"] = 0
+            s["allowed_in_module"] = True
+    for w in d["top"]:
+        if w["violation"] and addr(w["open"]["pc"]) in allowed:
+            w["violation"] = False
+    d["violations"] = d["violations"] - moved
+    d["module_sites_allowed"] = moved
+    return d
+
+
+def record_modules(boot):
+    """After a boot's steps: write where its modules are (MODULES_FILE)."""
+    rc, out = boot.con.run(MODULES_CMD, timeout=60)
+    with open(os.path.join(boot.log_dir, MODULES_FILE), "w", encoding="utf-8") as f:
+        f.write(out if rc == 0 else "")
+
+
+def ko_files(variant):
+    from irqrig import build_driver
+    return {os.path.basename(p)[:-3].replace("-", "_"): p
+            for p in build_driver.modules(variant)}
+
+
 # -- reading -----------------------------------------------------------------
 
 REQUIRED = ("tool", "version", "clock", "vcpus", "if_mismatch", "violations",
@@ -236,6 +305,7 @@ def figures(data, sym=None, sites=10):
         "violations": data["violations"] if data["allow_list"] else None,
         "if_mismatch": data["if_mismatch"],
         "distinct_sites": len(data["sites"]),
+        "module_sites_allowed": data.get("module_sites_allowed", 0),
         "hist_ns": k.get("hist_ns", []),
         # the physical limit of the hard-stage latency on each CPU
         "max_ns_by_vcpu": {str(v["vcpu"]): v.get("max_ns") for v in data["vcpus"]},
@@ -391,6 +461,11 @@ def judge_boot(boot, result):
     except PluginDataError as e:
         boot.verdicts.add("hard-off tracker produced a result", False, str(e))
         return
+    mods = os.path.join(boot.log_dir, MODULES_FILE)
+    if os.path.exists(mods):
+        with open(mods, encoding="utf-8") as f:
+            secs = module_sections(f.read())
+        data = allow_modules(data, module_allowed(secs, ko_files(boot.variant.name)))
     sym = Symboliser(os.path.join(paths.kernel_dir(boot.variant.name), "vmlinux"))
     sites = [addr(s["site"]) for s in data["sites"][:10]]
     if data["top"]:

@@ -42,6 +42,12 @@ def main(target, top=10, sites=15, vmlinux=None):
             continue
         vm = vmlinux or (os.path.join(paths.kernel_dir(variant), "vmlinux")
                          if variant else None)
+        mods = os.path.join(os.path.dirname(path), hardoff.MODULES_FILE)
+        if variant and os.path.exists(mods):
+            with open(mods, encoding="utf-8") as f:
+                secs = hardoff.module_sections(f.read())
+            data = hardoff.allow_modules(
+                data, hardoff.module_allowed(secs, hardoff.ko_files(variant)))
         texts.append("== %s\n%s" % (label, hardoff.listing(data, hardoff.Symboliser(vm),
                                                           top, sites)))
     return "\n\n".join(texts)

@@ -328,6 +328,8 @@ class Boot:
             if fn is None:
                 raise IrqrigError("step type %r is not implemented" % st["type"])
             self.steps.append(dict(fn(st), type=st["type"]))
+        if self.scn["trace"]["hardoff"]:
+            hardoff.record_modules(self)
 
     def plan_batch(self):
         """Pass 1 of a batch boot: the commands the steps will run."""

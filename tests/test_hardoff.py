@@ -114,6 +114,29 @@ class VerdictTest(unittest.TestCase):
             "hard-off windows only from allow-listed sites (<= 0 violations)"][0])
 
 
+class ModuleSitesTest(unittest.TestCase):
+    def test_module_sections(self):
+        text = ("/sys/module/irq_sensor/sections/.text 0xffffffffa0000000\n"
+                "/sys/module/irq_sensor/sections/.init.text 0xffffffffa0004000\n"
+                "garbage\n/sys/module/x/sections/.text 0xffffffffa0010000\n")
+        self.assertEqual(hardoff.module_sections(text), {
+            "irq_sensor": {".text": 0xffffffffa0000000, ".init.text": 0xffffffffa0004000},
+            "x": {".text": 0xffffffffa0010000}})
+        self.assertEqual(hardoff.module_allowed(hardoff.module_sections(text), {}), set())
+
+    def test_allowed_module_site_is_no_violation(self):
+        d = hardoff.load(ROGUE)
+        site = next(s for s in d["sites"] if s["violations"])
+        same = hardoff.allow_modules(d, {0xffffffffa0100000})
+        self.assertEqual(same["violations"], d["violations"])
+        moved = hardoff.allow_modules(d, {hardoff.addr(site["site"])})
+        self.assertEqual(moved["violations"], d["violations"] - site["violations"])
+        self.assertEqual(moved["module_sites_allowed"], site["violations"])
+        self.assertEqual(d["violations"], 1)                # the input is not changed
+        self.assertTrue(names(hardoff.verdicts(moved))[
+            "hard-off windows only from allow-listed sites (<= 0 violations)"][0])
+
+
 class InputsTest(unittest.TestCase):
     SYMS = {
         "asm_exc_page_fault": (0xffffffff81400aa0, 0x2c),
