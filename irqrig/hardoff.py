@@ -252,11 +252,24 @@ def addr(text):
 class Symboliser:
     """Addresses to "function+0xoff (file:line)" with vmlinux (cached)."""
 
-    def __init__(self, vmlinux=None):
+    def __init__(self, vmlinux=None, modules=None):
         self.vmlinux = vmlinux if vmlinux and os.path.exists(vmlinux) else None
         self.funcs = None
         self.starts = None
         self.lines = {}
+        # (base, module, section) of loaded modules (module_sections())
+        self.mods = sorted((base, mod, sec) for mod, secs in (modules or {}).items()
+                           for sec, base in secs.items())
+
+    def module_place(self, a):
+        """"module:section+0xoff" for an address in a loaded module, or None."""
+        best = None
+        for base, mod, sec in self.mods:
+            if base <= a and (best is None or base > best[0]):
+                best = (base, mod, sec)
+        if best is None or a - best[0] >= 1 << 20:
+            return None
+        return "%s:%s+0x%x" % (best[1], best[2], a - best[0])
 
     def _load(self):
         if self.funcs is None:
@@ -285,10 +298,10 @@ class Symboliser:
     def name(self, a):
         if a < KERNEL_HALF:
             return "0x%x (outside the kernel)" % a
-        fn = self.function(a)
+        fn = self.function(a) or self.module_place(a)
         line = self.lines.get(a)
         text = fn or "0x%x" % a
-        return text + (" (%s)" % line if line else "")
+        return text + (" (%s)" % line if line and not line.startswith("??") else "")
 
 
 # -- verdicts and figures (pure functions of the recorded JSON) ----------------
@@ -462,11 +475,12 @@ def judge_boot(boot, result):
         boot.verdicts.add("hard-off tracker produced a result", False, str(e))
         return
     mods = os.path.join(boot.log_dir, MODULES_FILE)
+    secs = {}
     if os.path.exists(mods):
         with open(mods, encoding="utf-8") as f:
             secs = module_sections(f.read())
         data = allow_modules(data, module_allowed(secs, ko_files(boot.variant.name)))
-    sym = Symboliser(os.path.join(paths.kernel_dir(boot.variant.name), "vmlinux"))
+    sym = Symboliser(os.path.join(paths.kernel_dir(boot.variant.name), "vmlinux"), secs)
     sites = [addr(s["site"]) for s in data["sites"][:10]]
     if data["top"]:
         sites += [addr(data["top"][0]["open"]["pc"]), addr(data["top"][0]["close"]["pc"])]

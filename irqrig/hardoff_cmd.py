@@ -43,11 +43,13 @@ def main(target, top=10, sites=15, vmlinux=None):
         vm = vmlinux or (os.path.join(paths.kernel_dir(variant), "vmlinux")
                          if variant else None)
         mods = os.path.join(os.path.dirname(path), hardoff.MODULES_FILE)
-        if variant and os.path.exists(mods):
+        secs = {}
+        if os.path.exists(mods):
             with open(mods, encoding="utf-8") as f:
                 secs = hardoff.module_sections(f.read())
-            data = hardoff.allow_modules(
-                data, hardoff.module_allowed(secs, hardoff.ko_files(variant)))
-        texts.append("== %s\n%s" % (label, hardoff.listing(data, hardoff.Symboliser(vm),
-                                                          top, sites)))
+            if variant:
+                data = hardoff.allow_modules(
+                    data, hardoff.module_allowed(secs, hardoff.ko_files(variant)))
+        texts.append("== %s\n%s" % (label, hardoff.listing(
+            data, hardoff.Symboliser(vm, secs), top, sites)))
     return "\n\n".join(texts)

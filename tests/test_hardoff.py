@@ -123,6 +123,10 @@ class ModuleSitesTest(unittest.TestCase):
             "irq_sensor": {".text": 0xffffffffa0000000, ".init.text": 0xffffffffa0004000},
             "x": {".text": 0xffffffffa0010000}})
         self.assertEqual(hardoff.module_allowed(hardoff.module_sections(text), {}), set())
+        sym = hardoff.Symboliser(None, hardoff.module_sections(text))
+        self.assertEqual(sym.name(0xffffffffa0001971), "irq_sensor:.text+0x1971")
+        self.assertEqual(sym.name(0xffffffffa0004010), "irq_sensor:.init.text+0x10")
+        self.assertEqual(sym.name(0xffffffff81000000), "0xffffffff81000000")
 
     def test_allowed_module_site_is_no_violation(self):
         d = hardoff.load(ROGUE)
