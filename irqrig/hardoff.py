@@ -210,7 +210,9 @@ def allow_modules(data, allowed):
 
 
 def record_modules(boot):
-    """After a boot's steps: write where its modules are (MODULES_FILE)."""
+    """After a boot's steps: write where its modules are (MODULES_FILE).
+    Done on every boot (a traced batch boot must run the same commands as
+    an untraced one); the file is for the IF tracker and for people."""
     rc, out = boot.con.run(MODULES_CMD, timeout=60)
     with open(os.path.join(boot.log_dir, MODULES_FILE), "w", encoding="utf-8") as f:
         f.write(out if rc == 0 else "")

@@ -328,8 +328,9 @@ class Boot:
             if fn is None:
                 raise IrqrigError("step type %r is not implemented" % st["type"])
             self.steps.append(dict(fn(st), type=st["type"]))
-        if self.scn["trace"]["hardoff"]:
-            hardoff.record_modules(self)
+        # Always, traced or not: a batch boot runs the same commands either
+        # way, so the IF tracker is the only difference between the two.
+        hardoff.record_modules(self)
 
     def plan_batch(self):
         """Pass 1 of a batch boot: the commands the steps will run."""
