@@ -10,6 +10,8 @@ Three parts, each usable alone:
             longest windows per site, violations (a window opened by an
             instruction outside the allow-list), the tracker's self-check.
 
+irqrig/boot.py writes the inputs and records the files of a traced boot;
+irqrig/verdicts.py judges them (judge_files()), from the records alone.
 The plugin's arguments and its JSON are documented in qemu-device/README.md.
 """
 
@@ -17,14 +19,12 @@ import json
 import os
 import re
 import subprocess
-import sys
 
-from irqrig import paths
+from irqrig import artifacts, gdbscripts, paths
 from irqrig.errors import IrqrigError
 
-sys.path.insert(0, paths.GDB_SCRIPTS)
-from irqrig_gdb import inventory  # noqa: E402
-from irqrig_gdb.elf import Elf  # noqa: E402
+inventory = gdbscripts.module("inventory")
+Elf = gdbscripts.module("elf").Elf
 
 JSON_NAME = "iftrack.json"
 KERNEL_HALF = 0xffff800000000000
@@ -209,19 +209,29 @@ def allow_modules(data, allowed):
     return d
 
 
-def record_modules(boot):
-    """After a boot's steps: write where its modules are (MODULES_FILE).
-    Done on every boot (a traced batch boot must run the same commands as
-    an untraced one); the file is for the IF tracker and for people."""
-    rc, out = boot.con.run(MODULES_CMD, timeout=60)
-    with open(os.path.join(boot.log_dir, MODULES_FILE), "w", encoding="utf-8") as f:
-        f.write(out if rc == 0 else "")
+MODULE_ALLOW_FILE = "iftrack-module-allow.txt"
+
+
+def write_module_allow(sections, ko, out):
+    """Write the loaded modules' allowed sites (module_allowed()) to out:
+    the boot records them, so a verdict never reads a rebuilt .ko."""
+    allowed = sorted(module_allowed(sections, ko))
+    with open(out, "w", encoding="utf-8") as f:
+        f.write("# .hard_irq_sites of the loaded modules, at their load addresses\n")
+        f.writelines("0x%x\n" % a for a in allowed)
+
+
+def read_addresses(path):
+    """The addresses of a file write_module_allow() (or write_inputs()) wrote."""
+    with open(path, encoding="utf-8") as f:
+        return {int(line.split()[0], 16) for line in f
+                if line.strip() and not line.startswith("#")}
 
 
 def ko_files(variant):
-    from irqrig import build_driver
+    """{module name: .ko path} of the modules built for a variant."""
     return {os.path.basename(p)[:-3].replace("-", "_"): p
-            for p in build_driver.modules(variant)}
+            for p in artifacts.modules(variant)}
 
 
 # -- reading -----------------------------------------------------------------
@@ -423,21 +433,19 @@ def listing(data, sym, top=10, sites=15):
     return "\n".join(lines)
 
 
-# -- one boot (irqrig/run.py calls these) --------------------------------------
+# -- one boot: inputs (irqrig/boot.py) and verdicts (irqrig/verdicts.py) -------
 
-def boot_plugins(scn, variant, log_dir, accel):
-    """The -plugin values for a boot: [] unless the scenario asks for [trace]
-    hardoff.  Writes the plugin's input files into the boot's log directory
-    and removes a stale result, so a missing JSON means the plugin failed."""
+def boot_inputs(scn, variant, log_dir, accel):
+    """({log name: path}, [-plugin values]) of a boot: nothing unless the
+    scenario asks for [trace] hardoff.  Writes the plugin's input files
+    into the boot's log directory and removes a stale result, so a missing
+    JSON means the plugin failed."""
     t = scn["trace"]
     if not t["hardoff"]:
-        return []
+        return {}, []
     if accel != "tcg":
         raise IrqrigError("trace.hardoff needs TCG, but this boot uses %s" % accel)
-    vmlinux = os.path.join(paths.kernel_dir(variant), "vmlinux")
-    if not os.path.exists(vmlinux):
-        raise IrqrigError("trace.hardoff: %s is not built (./runner.py build %s)"
-                          % (vmlinux, variant))
+    vmlinux = artifacts.require(variant, "vmlinux")
     if not os.path.exists(paths.IFTRACK_PLUGIN):
         raise IrqrigError("trace.hardoff: the plugin %s is not built (./runner.py build)"
                           % paths.IFTRACK_PLUGIN)
@@ -447,8 +455,13 @@ def boot_plugins(scn, variant, log_dir, accel):
     for stale in (out, windows):
         if stale and os.path.exists(stale):
             os.unlink(stale)
-    return [plugin_spec(out, files, icount_shift=scn["qemu"]["icount_shift"],
-                        landings=t["landings"], top=t["top"], windows=windows)]
+    logs = {"iftrack": out, "iftrack_entries": files["entries"]}
+    if "allow" in files:
+        logs["iftrack_allow"] = files["allow"]
+    if windows:
+        logs["iftrack_windows"] = windows
+    return logs, [plugin_spec(out, files, icount_shift=scn["qemu"]["icount_shift"],
+                              landings=t["landings"], top=t["top"], windows=windows)]
 
 
 def judge(data, exp, sym=None):
@@ -467,27 +480,25 @@ def judge(data, exp, sym=None):
     return figs, items
 
 
-def judge_boot(boot, result):
-    """Figures and verdicts of a finished boot from its iftrack.json."""
-    path = os.path.join(boot.log_dir, JSON_NAME)
-    result["logs"]["iftrack"] = path
-    try:
-        data = load(path)
-    except PluginDataError as e:
-        boot.verdicts.add("hard-off tracker produced a result", False, str(e))
-        return
-    mods = os.path.join(boot.log_dir, MODULES_FILE)
+def judge_files(logs, exp, vmlinux=None):
+    """judge() on a boot's recorded files: its iftrack.json, the modules'
+    load addresses (logs["modules"]) and their allowed sites
+    (logs["iftrack_module_allow"]); vmlinux only names sites.  Raises
+    PluginDataError when the JSON is missing or not the plugin's."""
+    if not logs.get("iftrack"):
+        raise PluginDataError("no %s in the run record (the boot did not get as far as "
+                              "starting QEMU)" % JSON_NAME)
+    data = load(logs["iftrack"])
     secs = {}
-    if os.path.exists(mods):
-        with open(mods, encoding="utf-8") as f:
+    if logs.get("modules") and os.path.exists(logs["modules"]):
+        with open(logs["modules"], encoding="utf-8") as f:
             secs = module_sections(f.read())
-        data = allow_modules(data, module_allowed(secs, ko_files(boot.variant.name)))
-    sym = Symboliser(os.path.join(paths.kernel_dir(boot.variant.name), "vmlinux"), secs)
+    allow = logs.get("iftrack_module_allow")
+    if allow and os.path.exists(allow):
+        data = allow_modules(data, read_addresses(allow))
+    sym = Symboliser(vmlinux, secs)
     sites = [addr(s["site"]) for s in data["sites"][:10]]
     if data["top"]:
         sites += [addr(data["top"][0]["open"]["pc"]), addr(data["top"][0]["close"]["pc"])]
     sym.prefetch(sites)
-    figs, items = judge(data, boot.scn["expect"], sym)
-    boot.figures["hardoff"] = figs
-    for name, ok, detail in items:
-        boot.verdicts.add(name, ok, detail)
+    return judge(data, exp, sym)

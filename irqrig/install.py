@@ -9,6 +9,7 @@ priority: nothing is taken from them unless asked for by name
 (``BACKPORTS_PACKAGES``, installed with ``-t bookworm-backports``).
 """
 
+import importlib
 import os
 import subprocess
 import sys
@@ -89,6 +90,22 @@ def _version_ok(name, have):
         return True
     return subprocess.run(["dpkg", "--compare-versions", have, "ge", want],
                           check=False).returncode == 0
+
+
+# Python modules the runner imports, and the Debian package that has each.
+PYTHON_MODULES = {"pexpect": "python3-pexpect", "matplotlib": "python3-matplotlib"}
+
+
+def missing_python_modules(names):
+    """The modules of ``names`` that do not import (an actual import: a
+    package that dpkg calls installed can still be broken or shadowed)."""
+    out = []
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            out.append(name)
+    return out
 
 
 def missing_packages(packages=None):

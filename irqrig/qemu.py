@@ -1,14 +1,13 @@
 """QEMU command lines and the QEMU processes the runner starts.
 
-Only processes started here are ever killed, by the PID we started; an
-atexit hook and SIGTERM/SIGHUP handlers make sure none outlive the runner.
+The processes are registered with irqrig/procs.py, which makes sure none
+outlive the runner.
 """
 
-import atexit
+import functools
 import json
 import os
 import re
-import signal
 import socket
 import subprocess
 import time
@@ -33,7 +32,8 @@ class QemuConfig:
     def __init__(self, kernel, initrd, cpus=2, memory=512, accel="tcg",
                  icount=None, machine="q35", append="", sensor=None,
                  sensor_log=None, qmp=None, gdb=None, paused=False,
-                 binary=None, plugins=None, one_insn_per_tb=False):
+                 binary=None, cpu=None, one_insn_per_tb=False, int_log=None,
+                 plugins=None):
         self.binary = binary or paths.QEMU_BINARY
         self.kernel = kernel
         self.initrd = initrd
@@ -48,11 +48,19 @@ class QemuConfig:
         self.qmp = qmp                  # unix socket path
         self.gdb = gdb                  # unix socket path for the gdbstub
         self.paused = paused
-        self.plugins = list(plugins or [])   # -plugin values ("file.so,arg=v,...")
-        # TCG: one guest instruction per translation block, so interrupts can
-        # land at any instruction (QEMU >= 8.1: -accel tcg,one-insn-per-tb=on;
-        # before: -singlestep).
+        self.cpu = cpu                  # -cpu model, None: QEMU's default
+        # Interrupts land between any two instructions, as on hardware (TCG
+        # otherwise delivers them only at translation-block boundaries):
+        # -singlestep up to QEMU 8.0, -accel tcg,one-insn-per-tb=on after.
         self.one_insn_per_tb = one_insn_per_tb
+        self.int_log = int_log          # -d int,cpu_reset into this file/FIFO
+        self.plugins = list(plugins or [])   # -plugin values ("file.so,arg=v,...")
+
+    def _accel_props(self):
+        if self.one_insn_per_tb and self.accel == "tcg" and \
+                version_tuple(self.binary) >= (8, 1):
+            return ",one-insn-per-tb=on"
+        return ""
 
     def argv(self):
         # -nodefaults: no default CD-ROM, VGA or parallel port.  Measured on
@@ -60,16 +68,22 @@ class QemuConfig:
         # the default (empty) AHCI CD-ROM and never boots the kernel.
         a = [self.binary, "-nodefaults",
              "-machine", self.machine,
-             "-accel", self.accel_option(),
+             "-accel", self.accel + self._accel_props(),
              "-smp", str(self.cpus), "-m", str(self.memory),
              "-display", "none", "-nic", "none", "-no-reboot",
-             # Named vCPU threads ("CPU 0/TCG"): irqrig/hoststall.py finds them.
+             # Named vCPU threads ("CPU 0/TCG"): irqrig/hostnoise/stalls.py finds them.
              "-name", "irqrig,debug-threads=on",
              "-serial", "stdio", "-monitor", "none",
              "-kernel", self.kernel, "-initrd", self.initrd,
              "-append", (DEFAULT_APPEND + " " + self.append).strip()]
         if self.accel == "tcg" and self.icount is not None:
             a += ["-icount", "shift=%d,sleep=off" % self.icount, "-rtc", ICOUNT_RTC]
+        if self.cpu:
+            a += ["-cpu", self.cpu]
+        if self.one_insn_per_tb and not self._accel_props():
+            a += ["-singlestep"]
+        if self.int_log:
+            a += ["-d", "int,cpu_reset", "-D", self.int_log]
         for d in paths.FIRMWARE_DIRS:
             if os.path.isdir(d):
                 a += ["-L", d]
@@ -90,14 +104,7 @@ class QemuConfig:
             a += ["-S"]
         for p in self.plugins:
             a += ["-plugin", p]
-        if self.one_insn_per_tb and self.accel == "tcg" and not one_insn_option(self.binary):
-            a += ["-singlestep"]
         return a
-
-    def accel_option(self):
-        if self.one_insn_per_tb and self.accel == "tcg" and one_insn_option(self.binary):
-            return "tcg,one-insn-per-tb=on"
-        return self.accel
 
 
 def _prop(v):
@@ -106,59 +113,11 @@ def _prop(v):
     return str(v)
 
 
-# --- process bookkeeping -------------------------------------------------
-
-_started = {}       # pid -> argv[0]; only these are ever signalled
-
-
-def register(pid):
-    _started[pid] = True
-
-
-def unregister(pid):
-    _started.pop(pid, None)
-
-
-def kill_started():
-    """Kill every QEMU this runner started that is still running."""
-    for pid in list(_started):
-        try:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        except (ProcessLookupError, ChildProcessError):
-            pass
-        unregister(pid)
-
-
-def _on_signal(signum, frame):
-    kill_started()
-    signal.signal(signum, signal.SIG_DFL)
-    os.kill(os.getpid(), signum)
-
-
-atexit.register(kill_started)
-for _sig in (signal.SIGTERM, signal.SIGHUP):
-    signal.signal(_sig, _on_signal)
-
-
-_versions = {}
-
-
-def version_tuple(binary=None):
-    """(major, minor) of a QEMU binary, from --version (cached), or None."""
-    binary = binary or paths.QEMU_BINARY
-    if binary not in _versions:
-        m = re.search(r"version (\d+)\.(\d+)", version(binary))
-        _versions[binary] = (int(m.group(1)), int(m.group(2))) if m else None
-    return _versions[binary]
-
-
-def one_insn_option(binary=None):
-    """True if the binary takes -accel tcg,one-insn-per-tb=on (QEMU >= 8.1),
-    False if it needs the old -singlestep (also when the version is unknown
-    and the binary is not there yet: the rig builds 10.0)."""
-    v = version_tuple(binary)
-    return v is None or v >= (8, 1)
+@functools.lru_cache(maxsize=None)
+def version_tuple(binary):
+    """(major, minor) of a QEMU binary, (0, 0) if it does not say."""
+    m = re.search(r"version (\d+)\.(\d+)", version(binary))
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 
 def version(binary=None):

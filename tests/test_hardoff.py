@@ -8,14 +8,13 @@ rogue-cli test module, cut the same way.
 """
 
 import copy
-import json
 import os
 import tempfile
 import tomllib
 import unittest
 
 from irqrig import hardoff, hardoff_cmd, scenario
-from irqrig.errors import IrqrigError, ScenarioError
+from irqrig.errors import IrqrigError, ScenarioError, UsageError
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 STOCK = os.path.join(DATA, "iftrack-6.12-rt-stock.json")
@@ -128,6 +127,17 @@ class ModuleSitesTest(unittest.TestCase):
         self.assertEqual(sym.name(0xffffffffa0004010), "irq_sensor:.init.text+0x10")
         self.assertEqual(sym.name(0xffffffff81000000), "0xffffffff81000000")
 
+    def test_recorded_module_allow_list(self):
+        text = "/sys/module/m/sections/.text 0xffffffffa0000000\n"
+        with tempfile.TemporaryDirectory() as tmp:
+            ko = os.path.join(tmp, "m.ko")          # no such .ko: nothing allowed
+            out = os.path.join(tmp, hardoff.MODULE_ALLOW_FILE)
+            hardoff.write_module_allow(hardoff.module_sections(text), {"m": ko}, out)
+            self.assertEqual(hardoff.read_addresses(out), set())
+            with open(out, "a") as f:
+                f.write("0xffffffffa0000002\n")
+            self.assertEqual(hardoff.read_addresses(out), {0xffffffffa0000002})
+
     def test_allowed_module_site_is_no_violation(self):
         d = hardoff.load(ROGUE)
         site = next(s for s in d["sites"] if s["violations"])
@@ -199,8 +209,21 @@ class ListingTest(unittest.TestCase):
     def test_command_on_a_plugin_file(self):
         text = hardoff_cmd.main(STOCK, top=1, sites=1)
         self.assertIn("top 1 windows", text)
-        with self.assertRaises(IrqrigError):
+        with self.assertRaises(UsageError):
             hardoff_cmd.main(os.path.join(DATA, "no-such-results"))
+        with self.assertRaises(UsageError) as cm:       # a file that is not the plugin's
+            hardoff_cmd.main(os.path.join(DATA, "softsections-6.12.extra.json"))
+        self.assertIn("not an iftrack result", str(cm.exception))
+
+    def test_command_uses_the_module_sites_recorded_beside_the_json(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, hardoff.JSON_NAME)
+            with open(ROGUE) as src, open(path, "w") as dst:
+                dst.write(src.read())
+            self.assertIn("VIOLATION", hardoff_cmd.main(path, top=20))
+            with open(os.path.join(tmp, hardoff.MODULE_ALLOW_FILE), "w") as f:
+                f.write("0xffffffffa0000002\n")
+            self.assertNotIn("VIOLATION", hardoff_cmd.main(path, top=20))
 
 
 class ScenarioKeysTest(unittest.TestCase):

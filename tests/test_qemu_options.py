@@ -36,15 +36,19 @@ class OneInsnPerTbTest(unittest.TestCase):
         self.assertEqual(a[a.index("-accel") + 1], "kvm")
 
     def test_version_parsed_from_the_binary(self):
-        qemu._versions.clear()
-        with mock.patch.object(qemu, "version",
-                               return_value="QEMU emulator version 10.0.2 (Debian)"):
-            self.assertEqual(qemu.version_tuple("/x/qemu"), (10, 0))
-            self.assertTrue(qemu.one_insn_option("/x/qemu"))
-        qemu._versions.clear()
-        with mock.patch.object(qemu, "version", return_value="QEMU emulator version 8.0.5"):
-            self.assertFalse(qemu.one_insn_option("/y/qemu"))
-        qemu._versions.clear()
+        qemu.version_tuple.cache_clear()
+        try:
+            with mock.patch.object(qemu, "version",
+                                   return_value="QEMU emulator version 10.0.2 (Debian)"):
+                self.assertEqual(qemu.version_tuple("/x/qemu"), (10, 0))
+            with mock.patch.object(qemu, "version",
+                                   return_value="QEMU emulator version 8.0.5"):
+                self.assertEqual(qemu.version_tuple("/y/qemu"), (8, 0))
+                a = qemu.QemuConfig("bzImage", "initrd", binary="/y/qemu",
+                                    one_insn_per_tb=True).argv()
+            self.assertIn("-singlestep", a)
+        finally:
+            qemu.version_tuple.cache_clear()
 
 
 class PluginTest(unittest.TestCase):
@@ -53,6 +57,15 @@ class PluginTest(unittest.TestCase):
         i = a.index("-plugin")
         self.assertEqual(a[i + 1], "/p/libiftrack.so,out=/r/i.json,top=5")
         self.assertEqual(a[i + 2:i + 4], ["-plugin", "/p/other.so"])
+
+    def test_no_plugin_option_without_plugins(self):
+        self.assertNotIn("-plugin", argv())
+
+
+class DefaultsTest(unittest.TestCase):
+    def test_no_default_devices(self):
+        # SeaBIOS 1.16.2 on QEMU 10.0 waits forever on the default CD-ROM.
+        self.assertEqual(argv()[1], "-nodefaults")
 
 
 if __name__ == "__main__":
