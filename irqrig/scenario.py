@@ -468,8 +468,9 @@ def parse(raw, path="<scenario>"):
     data["steps"] = _steps(path, steps)
     sweep = _sweep(path, sweep)
     fire = any(s["type"] in ("gdb-fire", "campaign") for s in data["steps"])
-    if data["trace"]["landings"] and not data["trace"]["hardoff"]:
-        _err(path, "trace.landings", "needs trace.hardoff = true (the plugin records them)")
+    for key in ("landings", "windows_log"):
+        if data["trace"][key] and not data["trace"]["hardoff"]:
+            _err(path, "trace." + key, "needs trace.hardoff = true (the plugin records them)")
     if data["trace"]["hardoff"] and data["qemu"]["accel"] == "kvm":
         _err(path, "trace.hardoff", "needs TCG (a TCG plugin): accel must be tcg or auto")
     if data["batch"] and (fire or data["gdb"]["check"]):

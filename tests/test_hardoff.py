@@ -242,6 +242,9 @@ class ScenarioKeysTest(unittest.TestCase):
             self.parse('[trace]\nlandings = true\n')
         self.assertIn("trace.landings", str(cm.exception))
         with self.assertRaises(ScenarioError) as cm:
+            self.parse('[trace]\nwindows_log = true\n')
+        self.assertIn("trace.windows_log", str(cm.exception))
+        with self.assertRaises(ScenarioError) as cm:
             self.parse('[qemu]\naccel = "kvm"\n[trace]\nhardoff = true\n')
         self.assertIn("trace.hardoff", str(cm.exception))
 
