@@ -23,8 +23,8 @@ import threading
 import time
 import traceback
 
-from irqrig import (artifacts, campaign, console, gdbcheck, gdbfire, gdbrun, hostnoise,
-                    landings, paths, qemu, variants)
+from irqrig import (artifacts, campaign, console, gdbcheck, gdbfire, gdbrun, hardoff,
+                    hostnoise, landings, paths, qemu, variants)
 from irqrig.errors import GuestError, IrqrigError, RunTimeout
 from irqrig.util import log
 
@@ -125,7 +125,12 @@ class Boot:
     # -- QEMU -----------------------------------------------------------
 
     def qemu_config(self, sock_dir):
+        """QEMU's configuration; the files of a [trace] hardoff boot (the
+        plugin's inputs and its result) go into the record."""
         q, s = self.scn["qemu"], self.scn["sensor"]
+        trace_logs, plugins = hardoff.boot_inputs(self.scn, self.variant.name,
+                                                  self.log_dir, self.accel)
+        self.record["logs"].update(trace_logs)
         sensor = None
         if s["enabled"]:
             sensor = {"irq-mode": s["irq_mode"], "late-skip-ns": s["late_skip_ns"]}
@@ -143,7 +148,8 @@ class Boot:
             paused=self.scn["gdb"]["check"], cpu=q["cpu"] or None,
             one_insn_per_tb=q["one_insn_per_tb"],
             int_log=os.path.join(sock_dir, "int.fifo") if self.scn["campaign"]["landings"]
-            else None)
+            else None,
+            plugins=plugins)
 
     def read_clock_offset(self):
         """Host monotonic minus device time (ns), from the device's
@@ -320,6 +326,23 @@ class Boot:
             if step.get("background"):          # what the generator said, if it ended
                 rc, out = self.run_cmd("cat %s" % step["out_file"], 30)
                 step["final_output"] = _keep(out)
+        self.record_modules()
+
+    def record_modules(self):
+        """After the steps: where the loaded modules are (the IF tracker
+        allows their own .hard_irq_sites; sites are named by module).  On
+        every boot, traced or not: a batch boot then runs the same commands
+        either way, so the tracker is the only difference between the two."""
+        rc, out = self.run_cmd(hardoff.MODULES_CMD, 60)
+        logs = self.record["logs"]
+        logs["modules"] = self.path(hardoff.MODULES_FILE)
+        with open(logs["modules"], "w", encoding="utf-8") as f:
+            f.write(out if rc == 0 else "")
+        if self.scn["trace"]["hardoff"]:
+            logs["iftrack_module_allow"] = self.path(hardoff.MODULE_ALLOW_FILE)
+            hardoff.write_module_allow(hardoff.module_sections(out if rc == 0 else ""),
+                                       hardoff.ko_files(self.variant.name),
+                                       logs["iftrack_module_allow"])
 
     # -- batch boots ------------------------------------------------------
 

@@ -136,6 +136,12 @@ def cmd_report(args):
     return EXIT_PASS
 
 
+def cmd_hardoff(args):
+    from irqrig import hardoff_cmd
+    print(hardoff_cmd.main(args.results, args.top, args.sites, args.vmlinux))
+    return EXIT_PASS
+
+
 def cmd_gdb(args):
     variants.get(args.variant)
     from irqrig import artifacts
@@ -220,6 +226,14 @@ def parser():
                                        "today's verdict rules")
     p.add_argument("results", help="results/<run-id>")
     p.set_defaults(func=cmd_rejudge)
+
+    p = sub.add_parser("hardoff", help="longest hard-off windows of a result set "
+                                       "(IF-tracker plugin), symbolised")
+    p.add_argument("results", help="results/<run-id>, its results.json, or an iftrack.json")
+    p.add_argument("--top", type=int, default=10, help="windows to list (default 10)")
+    p.add_argument("--sites", type=int, default=15, help="sites to list (default 15)")
+    p.add_argument("--vmlinux", help="name sites with this vmlinux")
+    p.set_defaults(func=cmd_hardoff)
 
     p = sub.add_parser("gdb", help="boot a variant paused under gdb with irqrig's commands")
     p.add_argument("variant")

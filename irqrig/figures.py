@@ -14,6 +14,9 @@ FIGURES = {
     "lost": (("sensor", "counts", "lost"), "samples"),
     "cyclictest max": (("cyclictest_max_us",), "us"),
     "gdb violations": (("gdb", "violations"), ""),
+    # the IF tracker ([trace] hardoff): a longer worst window is a regression
+    "hard-off max": (("hardoff", "max_ns"), "ns"),
+    "hard-off violations": (("hardoff", "violations"), ""),
     "console reports": (None, ""),
 }
 

@@ -2,7 +2,11 @@
 
 Only Debian's binary and source archives are used.  A sources file of the
 project's own enables ``deb-src`` so that ``apt-get source qemu`` (and the
-``linux`` source package for Debian's 6.1 RT series) can be fetched.
+``linux`` source package for Debian's 6.1 RT series) can be fetched, and
+enables ``bookworm-backports`` (deb-src for QEMU 10.0's source package, deb
+for the newer meson that QEMU 10.0 needs).  Backports have a low apt
+priority: nothing is taken from them unless asked for by name
+(``BACKPORTS_PACKAGES``, installed with ``-t bookworm-backports``).
 """
 
 import importlib
@@ -13,7 +17,8 @@ import sys
 SOURCES_FILE = "/etc/apt/sources.list.d/irqrig-deb-src.sources"
 SOURCES_TEXT = """\
 # Written by irqrig (runner.py install): Debian source packages for QEMU and
-# the kernel's RT series.  Safe to delete; the runner writes it again.
+# the kernel's RT series, and bookworm-backports (QEMU 10.0's source, its
+# newer meson).  Safe to delete; the runner writes it again.
 Types: deb-src
 URIs: http://deb.debian.org/debian
 Suites: bookworm bookworm-updates
@@ -25,14 +30,24 @@ URIs: http://deb.debian.org/debian-security
 Suites: bookworm-security
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 """
+
+BACKPORTS = "bookworm-backports"
 
 # Package -> why the rig needs it (printed when it is installed).
 PACKAGES = {
     "build-essential": "C compiler for QEMU, kernels, the driver and tools",
     "pkg-config": "QEMU's configure finds its libraries",
     "dpkg-dev": "apt-get source unpacks Debian source packages",
-    "meson": "builds the rig (meson.build)",
+    "meson": "builds the rig and QEMU 10.0 (>= 1.5: from bookworm-backports)",
+    "python3-pycotap": "QEMU 10.0's configure requires it (bookworm-backports)",
+    "python3-venv": "QEMU 10.0's configure makes a Python venv",
     "ninja-build": "meson's backend",
     "ccache": "kernel and QEMU rebuilds",
     "flex": "kernel build",
@@ -44,7 +59,7 @@ PACKAGES = {
     "xz-utils": "kernel source tarballs",
     "libglib2.0-dev": "QEMU",
     "libpixman-1-dev": "QEMU",
-    "libfdt-dev": "QEMU 7.2 (Debian source needs the system libfdt)",
+    "libfdt-dev": "QEMU (the system libfdt)",
     "zlib1g-dev": "QEMU",
     "qemu-system-x86": "reference QEMU binary",
     "qemu-system-data": "QEMU firmware and keymaps",
@@ -59,6 +74,22 @@ PACKAGES = {
     "python3-matplotlib": "plots in reports",
     "patch": "applies the kernel patch series",
 }
+
+
+# Packages taken from bookworm-backports, with the version the rig needs:
+# bookworm's own are too old (meson 1.0) or absent (pycotap).
+BACKPORTS_PACKAGES = {
+    "meson": "1.5",
+    "python3-pycotap": "1.1",
+}
+
+
+def _version_ok(name, have):
+    want = BACKPORTS_PACKAGES.get(name)
+    if not want:
+        return True
+    return subprocess.run(["dpkg", "--compare-versions", have, "ge", want],
+                          check=False).returncode == 0
 
 
 # Python modules the runner imports, and the Debian package that has each.
@@ -78,13 +109,17 @@ def missing_python_modules(names):
 
 
 def missing_packages(packages=None):
-    """Return the packages (of ``packages`` or all) that are not installed."""
+    """Return the packages (of ``packages`` or all) that are not installed,
+    or older than the rig needs (BACKPORTS_PACKAGES)."""
     names = list(packages or PACKAGES)
     out = subprocess.run(
-        ["dpkg-query", "-W", "-f=${Package} ${db:Status-Status}\n"] + names,
+        ["dpkg-query", "-W", "-f=${Package} ${db:Status-Status} ${Version}\n"] + names,
         capture_output=True, text=True, check=False).stdout
-    installed = {line.split()[0] for line in out.splitlines()
-                 if line.endswith(" installed")}
+    installed = set()
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 3 and f[1] == "installed" and _version_ok(f[0], f[2]):
+            installed.add(f[0])
     return [name for name in names if name not in installed]
 
 
@@ -129,7 +164,14 @@ def install(log=print):
         log("install: %-20s %s" % (name, PACKAGES[name]))
     if not updated:
         _run(["apt-get", "update", "-q"])
-    _run(["apt-get", "install", "-y", "-q", "--no-install-recommends"] + missing)
+    plain = [n for n in missing if n not in BACKPORTS_PACKAGES]
+    backports = [n for n in missing if n in BACKPORTS_PACKAGES]
+    if plain:
+        _run(["apt-get", "install", "-y", "-q", "--no-install-recommends"] + plain)
+    if backports:
+        log("install: from %s: %s" % (BACKPORTS, " ".join(backports)))
+        _run(["apt-get", "install", "-y", "-q", "--no-install-recommends",
+              "-t", BACKPORTS] + backports)
     still = missing_packages()
     if still:
         raise RuntimeError("apt-get left packages missing: " + " ".join(still))

@@ -23,6 +23,9 @@ SCENARIOS = os.path.join(ROOT, "scenarios")
 QEMU_DIR = os.path.join(BUILD, "qemu")
 QEMU_BINARY = os.environ.get("IRQRIG_QEMU") or os.path.join(QEMU_DIR, "build", "qemu-system-x86_64")
 QEMU_QTEST = os.path.join(QEMU_DIR, "build", "tests", "qtest", "irq-sensor-test")
+# The IF-tracker TCG plugin (qemu-device/iftrack.c), built with QEMU.
+IFTRACK_PLUGIN = os.environ.get("IRQRIG_IFTRACK") or os.path.join(
+    QEMU_DIR, "build", "contrib", "plugins", "libiftrack.so")
 KERNELS = os.path.join(BUILD, "kernels")
 SOURCES = os.path.join(BUILD, "src")
 FIRMWARE_DIRS = ["/usr/share/seabios", "/usr/share/qemu", "/usr/lib/ipxe/qemu"]

@@ -32,7 +32,8 @@ class QemuConfig:
     def __init__(self, kernel, initrd, cpus=2, memory=512, accel="tcg",
                  icount=None, machine="q35", append="", sensor=None,
                  sensor_log=None, qmp=None, gdb=None, paused=False,
-                 binary=None, cpu=None, one_insn_per_tb=False, int_log=None):
+                 binary=None, cpu=None, one_insn_per_tb=False, int_log=None,
+                 plugins=None):
         self.binary = binary or paths.QEMU_BINARY
         self.kernel = kernel
         self.initrd = initrd
@@ -53,6 +54,7 @@ class QemuConfig:
         # -singlestep up to QEMU 8.0, -accel tcg,one-insn-per-tb=on after.
         self.one_insn_per_tb = one_insn_per_tb
         self.int_log = int_log          # -d int,cpu_reset into this file/FIFO
+        self.plugins = list(plugins or [])   # -plugin values ("file.so,arg=v,...")
 
     def _accel_props(self):
         if self.one_insn_per_tb and self.accel == "tcg" and \
@@ -61,7 +63,10 @@ class QemuConfig:
         return ""
 
     def argv(self):
-        a = [self.binary,
+        # -nodefaults: no default CD-ROM, VGA or parallel port.  Measured on
+        # QEMU 10.0 with Debian's SeaBIOS 1.16.2: the BIOS waits forever on
+        # the default (empty) AHCI CD-ROM and never boots the kernel.
+        a = [self.binary, "-nodefaults",
              "-machine", self.machine,
              "-accel", self.accel + self._accel_props(),
              "-smp", str(self.cpus), "-m", str(self.memory),
@@ -97,6 +102,8 @@ class QemuConfig:
                   "-gdb", "chardev:gdb0"]
         if self.paused:
             a += ["-S"]
+        for p in self.plugins:
+            a += ["-plugin", p]
         return a
 
 

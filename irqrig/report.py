@@ -3,6 +3,7 @@
   latency-<scenario>.png   per-stage latency distributions, variants overlaid
   hog-<scenario>.png       hard-stage latency against the hog length (sweeps)
   deadline-<scenario>.png  lost samples against the deadline (sweeps)
+  hardoff-*-<scenario>.png the IF tracker's windows (irqrig/hardoff_plot.py)
   coverage-<scenario>.png  campaigns: soft sections / instructions hit, per subsystem
 
 Latencies come from each run's device event log (virtual-clock stamps),
@@ -133,6 +134,8 @@ def make(path):
         if not params:
             p = latency_plot(name, runs, os.path.join(plots, "latency-%s.png" % _safe(name)))
             made += [p] if p else []
+        from irqrig import hardoff_plot
+        made += hardoff_plot.plots(name, runs, plots)
         if any((r.get("figures") or {}).get("campaign") for r in runs):
             p = coverage_plot(name, runs, os.path.join(plots, "coverage-%s.png" % _safe(name)))
             made += [p] if p else []

@@ -213,7 +213,16 @@ def row_figures(run):
         "lost": _lost(f.get("sensor"), f.get("host")),
         "cli hits/viol": ("%s/%s" % (gdb.get("distinct_sites", "-"), gdb.get("violations", "-"))
                           if gdb else "-"),
+        "hard-off max us": _hardoff(run),
     }
+
+
+def _hardoff(run):
+    """The IF tracker's longest hard-off window (and violations), when measured."""
+    if not (run.get("figures") or {}).get("hardoff"):
+        return "-"
+    viol = figures.get(run, "hard-off violations")
+    return _us(figures.get(run, "hard-off max")) + ("" if viol is None else ", %s viol" % viol)
 
 
 def outcome_note(run):

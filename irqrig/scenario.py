@@ -150,6 +150,15 @@ SCHEMA = {
     "gdb": {
         "check": Field(bool, False, doc="run the dynamic cli check during the run"),
     },
+    "trace": {
+        "hardoff": Field(bool, False, doc="measure every hard-off window with the IF-tracker "
+                                          "TCG plugin (qemu-device/iftrack.c)"),
+        "landings": Field(bool, False, doc="with hardoff: record where each interrupt "
+                                           "landed (interrupted RIP, per vector class)"),
+        "top": Field(int, 20, lo=1, hi=1000, doc="with hardoff: longest windows kept"),
+        "windows_log": Field(bool, False, doc="with hardoff: also log every window "
+                                              "(iftrack-windows.jsonl; large)"),
+    },
     "expect": {
         "console_clean": Field(bool, True, doc="no BUG/WARNING/Oops/lockdep/panic"),
         "cyclictest_max_us": Field(int, None, lo=1),
@@ -163,6 +172,11 @@ SCHEMA = {
         "thread_p99_us": Field(float, None, lo=0, hi=1e9),
         "user_p99_us": Field(float, None, lo=0, hi=1e9),
         "violations_max": Field(int, None, lo=0, doc="gdb check violations, at most"),
+        "hardoff_violations_max": Field(int, None, lo=0,
+                                        doc="IF-tracker violations, at most (default 0 "
+                                            "on kernels with a hard-site table)"),
+        "hardoff_max_us": Field(float, None, lo=0, hi=1e9,
+                                doc="longest kernel hard-off window, at most"),
         "identical_repeats": Field(bool, False, doc="repeats must give byte-identical "
                                                     "device event logs (batch + icount)"),
         "expect_failure": Field(str, None, choices=["lockdep", "hang", "violation", "finding",
@@ -410,6 +424,8 @@ def _measured(path, data):
     needs = [
         ("cyclictest_max_us", "cyclictest" in kinds, "a cyclictest step"),
         ("violations_max", data["gdb"]["check"], "gdb.check = true"),
+        ("hardoff_violations_max", data["trace"]["hardoff"], "trace.hardoff = true"),
+        ("hardoff_max_us", data["trace"]["hardoff"], "trace.hardoff = true"),
         ("lost_max", data["sensor"]["enabled"], "sensor.enabled = true"),
         ("host_stalls_excuse_losses", exp["lost_max"] is not None, "lost_max"),
         ("identical_repeats", data["repeat"] > 1 and data["sensor"]["enabled"],
@@ -427,8 +443,10 @@ def _measured(path, data):
                  "(campaign.landings = true or a campaign step)")
     if exp["expect_failure"] == "finding" and not campaign:
         _err(path, "expect.expect_failure", "\"finding\" needs a campaign")
-    if exp["expect_failure"] == "violation" and not data["gdb"]["check"]:
-        _err(path, "expect.expect_failure", "\"violation\" needs gdb.check = true")
+    if exp["expect_failure"] == "violation" and not (data["gdb"]["check"]
+                                                     or data["trace"]["hardoff"]):
+        _err(path, "expect.expect_failure",
+             "\"violation\" needs gdb.check = true or trace.hardoff = true")
 
 
 def parse(raw, path="<scenario>"):
@@ -450,6 +468,11 @@ def parse(raw, path="<scenario>"):
     data["steps"] = _steps(path, steps)
     sweep = _sweep(path, sweep)
     fire = any(s["type"] in ("gdb-fire", "campaign") for s in data["steps"])
+    for key in ("landings", "windows_log"):
+        if data["trace"][key] and not data["trace"]["hardoff"]:
+            _err(path, "trace." + key, "needs trace.hardoff = true (the plugin records them)")
+    if data["trace"]["hardoff"] and data["qemu"]["accel"] == "kvm":
+        _err(path, "trace.hardoff", "needs TCG (a TCG plugin): accel must be tcg or auto")
     if data["batch"] and (fire or data["gdb"]["check"]):
         _err(path, "batch", "cannot be combined with gdb (the runner must talk to the guest)")
     if fire and data["gdb"]["check"]:

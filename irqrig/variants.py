@@ -74,7 +74,9 @@ VARIANTS = {v.name: v for v in [
             description="6.12-rt-irqsoft + lockdep and debug checks"),
     # 6.1 stops at "Booting SMP configuration" (CPU 1 never comes up) under
     # -icount with QEMU 7.2, whatever the shift or sleep mode; 6.12 boots.
-    Variant("6.1-preempt", "6.1", ["preempt"], icount_smp=False,
+    # With QEMU 10.0 a 2-CPU 6.1-preempt boots under -icount (shift 0 and
+    # 3, 6 s; 7.2: not in 150 s); the 6.1-rt variants are not rechecked yet.
+    Variant("6.1-preempt", "6.1", ["preempt"],
             description="stock 6.1, CONFIG_PREEMPT"),
     Variant("6.1-rt", "6.1", ["rt"], ["debian-rt"], icount_smp=False,
             description="6.1 + Debian's PREEMPT_RT series (debian/patches-rt)"),

@@ -4,7 +4,8 @@ judge(record) reads only the run record (run.json, as irqrig/boot.py
 writes it) and the files it names (console log, device event log, gdb
 JSON, host-noise logs) and returns the run's status, verdicts and figures.
 `runner.py rejudge` runs it again on a saved result set; tests feed it
-recorded logs (tests/data/).
+recorded logs (tests/data/).  The IF tracker's verdicts are
+irqrig/hardoff.py's judge() on its recorded JSON.
 
 A verdict never says more than was measured: a run that did not complete
 is an error whatever its checks say; an expectation whose figure is
@@ -16,7 +17,8 @@ import json
 import os
 import re
 
-from irqrig import campaign, console, gdbcheck, hostnoise, sensorlog, variants
+from irqrig import artifacts, campaign, console, gdbcheck, hardoff, hostnoise, sensorlog
+from irqrig import variants
 
 STAGES_BOUNDS = (("hard", "hard_p99_us", "p99"), ("hard", "hard_max_us", "max"),
                  ("thread", "thread_p99_us", "p99"), ("user", "user_p99_us", "p99"))
@@ -268,6 +270,21 @@ class Judge:
             self.add("gdb census ran (stock kernel: counts only)",
                      g["distinct_sites"] > 0, "%d sites" % g["distinct_sites"])
 
+    def hardoff_tracker(self):
+        """The IF tracker's verdicts from its recorded JSON (and the loaded
+        modules' allowed sites the boot recorded beside it)."""
+        if not self.scn["trace"]["hardoff"]:
+            return
+        try:
+            figs, items = hardoff.judge_files(self.rec["logs"], self.exp,
+                                              artifacts.vmlinux(self.rec["variant"]))
+        except hardoff.PluginDataError as e:
+            self.add("hard-off tracker produced a result", False, str(e))
+            return
+        self.figures["hardoff"] = figs
+        for name, ok, detail in items:
+            self.add(name, ok, detail)
+
     def sensor(self):
         if not self.scn["sensor"]["enabled"]:
             return
@@ -357,7 +374,8 @@ class Judge:
             "hang": self.rec.get("outcome") == "timeout" or (
                 self.rec.get("outcome") == "guest-error"
                 and ("timed out" in error or "did not" in error)),
-            "violation": (self.figures.get("gdb") or {}).get("violations", 0) > 0,
+            "violation": (self.figures.get("gdb") or {}).get("violations", 0) > 0
+            or ((self.figures.get("hardoff") or {}).get("violations") or 0) > 0,
             "finding": bool((self.figures.get("campaign") or {}).get("findings")) and (
                 not self.exp["finding_in"] or self.finding_in(self.figures["campaign"])),
         }
@@ -380,6 +398,7 @@ class Judge:
         self.steps()
         self.console()
         self.gdb_check()
+        self.hardoff_tracker()
         self.campaign()
         if self.rec.get("host"):
             self.figures["host"] = dict(self.rec["host"])   # the loss match adds to it

@@ -24,6 +24,7 @@
 #include "qapi/visitor.h"
 #include "qapi/util.h"
 #include "hw/pci/pci.h"
+#include "hw/pci/pci_device.h"
 #include "hw/pci/msi.h"
 #include "hw/pci/msix.h"
 #include "hw/qdev-properties.h"
@@ -1533,7 +1534,7 @@ static char *irq_sensor_prop_get_clock_sync(Object *obj, Error **errp)
 static void irq_sensor_get_irq_mode(Object *obj, Visitor *v, const char *name,
                                     void *opaque, Error **errp)
 {
-    Property *prop = opaque;
+    const Property *prop = opaque;
     int *ptr = object_field_prop_ptr(obj, prop);
 
     visit_type_enum(v, name, ptr, prop->info->enum_table, errp);
@@ -1542,7 +1543,7 @@ static void irq_sensor_get_irq_mode(Object *obj, Visitor *v, const char *name,
 static void irq_sensor_set_irq_mode(Object *obj, Visitor *v, const char *name,
                                     void *opaque, Error **errp)
 {
-    Property *prop = opaque;
+    const Property *prop = opaque;
     int *ptr = object_field_prop_ptr(obj, prop);
 
     visit_type_enum(v, name, ptr, prop->info->enum_table, errp);
@@ -1556,7 +1557,7 @@ static void irq_sensor_irq_mode_default(ObjectProperty *op,
 }
 
 static const PropertyInfo irq_sensor_prop_irq_mode = {
-    .name = "IrqSensorIrqMode",
+    .type = "IrqSensorIrqMode",
     .description = "interrupt delivery: msix, msi or intx (INTx is also "
                    "used while the guest has MSI/MSI-X disabled)",
     .enum_table = &irq_sensor_irq_mode_lookup,
@@ -1565,14 +1566,13 @@ static const PropertyInfo irq_sensor_prop_irq_mode = {
     .set_default_value = irq_sensor_irq_mode_default,
 };
 
-static Property irq_sensor_properties[] = {
+static const Property irq_sensor_properties[] = {
     DEFINE_PROP_SIGNED("irq-mode", IrqSensorState, irq_mode,
                        IRQ_SENSOR_IRQ_MSIX, irq_sensor_prop_irq_mode, int),
     DEFINE_PROP_CHR("log", IrqSensorState, log),
     DEFINE_PROP_UINT64("late-skip-ns", IrqSensorState, late_skip_ns, 0),
     DEFINE_PROP_UINT64("log-max-bytes", IrqSensorState, log_max_bytes,
                        IRQ_SENSOR_LOG_MAX_BYTES),
-    DEFINE_PROP_END_OF_LIST(),
 };
 
 /* Migration */
@@ -1600,7 +1600,7 @@ static const VMStateDescription vmstate_irq_sensor_sample = {
     .name = "irq-sensor/sample",
     .version_id = 1,
     .minimum_version_id = 1,
-    .fields = (VMStateField[]) {
+    .fields = (const VMStateField[]) {
         VMSTATE_UINT32(seq, IrqSensorSample),
         VMSTATE_BOOL(irq, IrqSensorSample),
         VMSTATE_INT64(t_raise, IrqSensorSample),
@@ -1612,7 +1612,7 @@ static const VMStateDescription vmstate_irq_sensor_ring_entry = {
     .name = "irq-sensor/ring-entry",
     .version_id = 1,
     .minimum_version_id = 1,
-    .fields = (VMStateField[]) {
+    .fields = (const VMStateField[]) {
         VMSTATE_UINT32(seq, IrqSensorRingEntry),
         VMSTATE_UINT32(acked, IrqSensorRingEntry),
         VMSTATE_INT64(t_raise, IrqSensorRingEntry),
@@ -1624,7 +1624,7 @@ static const VMStateDescription vmstate_irq_sensor_stage_stats = {
     .name = "irq-sensor/stage-stats",
     .version_id = 1,
     .minimum_version_id = 1,
-    .fields = (VMStateField[]) {
+    .fields = (const VMStateField[]) {
         VMSTATE_UINT64(count, IrqSensorStageStats),
         VMSTATE_UINT64(min, IrqSensorStageStats),
         VMSTATE_UINT64(max, IrqSensorStageStats),
@@ -1644,7 +1644,7 @@ static const VMStateDescription vmstate_irq_sensor = {
     .version_id = 3,
     .minimum_version_id = 3,
     .post_load = irq_sensor_post_load,
-    .fields = (VMStateField[]) {
+    .fields = (const VMStateField[]) {
         VMSTATE_PCI_DEVICE(parent_obj, IrqSensorState),
         VMSTATE_MSIX(parent_obj, IrqSensorState),
         VMSTATE_UINT64_ARRAY(knob, IrqSensorState, KNOB__MAX),
@@ -1691,7 +1691,7 @@ static void irq_sensor_class_init(ObjectClass *oc, void *data)
     k->revision = IRQ_SENSOR_REVISION;
     k->class_id = PCI_CLASS_OTHERS;
     dc->desc = "irqrig interrupt-latency sensor";
-    dc->reset = irq_sensor_qdev_reset;
+    device_class_set_legacy_reset(dc, irq_sensor_qdev_reset);
     dc->vmsd = &vmstate_irq_sensor;
     set_bit(DEVICE_CATEGORY_MISC, dc->categories);
 

@@ -22,6 +22,13 @@ class MissingTest(unittest.TestCase):
                          ["irqrig-no-such-package"])
         self.assertEqual(install.missing_packages(["dpkg"]), [])
 
+    def test_backports_versions(self):
+        # bookworm's meson 1.0 is too old for QEMU 10.0; backports' 1.7 is not
+        self.assertFalse(install._version_ok("meson", "1.0.1-5"))
+        self.assertTrue(install._version_ok("meson", "1.7.0-1~bpo12+1"))
+        self.assertTrue(install._version_ok("dpkg", "0.1"))     # no minimum
+        self.assertIn("Suites: bookworm-backports", install.SOURCES_TEXT)
+
     def test_missing_packages_as_non_root(self):
         with mock.patch.object(install, "is_complete", return_value=False), \
                 mock.patch.object(install, "missing_packages", return_value=["rt-tests"]), \

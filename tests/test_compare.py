@@ -39,6 +39,25 @@ class CompareTest(TmpResultsTest):
                          "within threshold and noise")
         self.assertGreaterEqual(res["regressions"], 1)
 
+    def test_longer_hardoff_window_is_a_regression(self):
+        def traced(max_ns, violations):
+            r = run("6.12-rt-irqsoft", "s", 100000)
+            r["figures"]["hardoff"] = {"max_ns": max_ns, "violations": violations}
+            return r
+        base = self.write([traced(40000, 0)])
+        res = compare.compare(base, self.write([traced(90000, 0)]))
+        verdicts = {r["figure"]: r["verdict"] for r in res["rows"]}
+        self.assertEqual(verdicts["hard-off max (ns)"], "regression")
+        self.assertEqual(verdicts["hard-off violations"], "unchanged")
+        res = compare.compare(base, self.write([traced(20000, 1)]))
+        verdicts = {r["figure"]: r["verdict"] for r in res["rows"]}
+        self.assertEqual(verdicts["hard-off max (ns)"], "improvement")
+        self.assertEqual(verdicts["hard-off violations"], "regression")
+        # traced before, not now: the figure is missing, a regression
+        res = compare.compare(base, self.write([run("6.12-rt-irqsoft", "s", 100000)]))
+        verdicts = {r["figure"]: r["verdict"] for r in res["rows"]}
+        self.assertEqual(verdicts["hard-off max (ns)"], "regression")
+
     def test_exact_and_status(self):
         base = self.write([run("a", "s", 100000, exact=True)])
         new = self.write([run("a", "s", 100001, status="fail", exact=True)])

@@ -6,8 +6,10 @@ import os
 import shutil
 import tempfile
 import unittest
+from unittest import mock
 
-from irqrig import rejudge, results, verdicts
+from irqrig import hardoff, rejudge, results, verdicts
+from irqrig.errors import ScenarioError
 from tests import records
 from tests.tmpresults import TmpResultsTest
 
@@ -77,6 +79,107 @@ class VerdictTest(unittest.TestCase):
         rec = records.record(p, self.dir, [], outcome="completed")
         names = {v["name"]: v["ok"] for v in verdicts.judge(rec)["verdicts"]}
         self.assertFalse(names["every step ran"])
+
+
+DATA = os.path.join(os.path.dirname(__file__), "data")
+TRACED = ('variants = ["6.12-rt-irqsoft"]\n[trace]\nhardoff = true\n'
+          '[[steps]]\ntype = "shell"\ncommand = "insmod /lib/modules/irqrig_rogue_cli.ko"\n')
+ALLOWED = "hard-off windows only from allow-listed sites (<= %d violations)"
+
+
+class HardoffVerdictTest(unittest.TestCase):
+    """[trace] hardoff expectations judged from a recorded iftrack.json:
+    the rogue-cli boot of the patched kernel (one cli outside the
+    allow-list) and a stock 6.12-rt boot (no allow-list, 441.542 us max)."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.dir)
+        # sites are named with the variant's vmlinux: not the recording's here
+        patch = mock.patch.object(verdicts.artifacts, "vmlinux",
+                                  return_value=os.path.join(self.dir, "no-vmlinux"))
+        patch.start()
+        self.addCleanup(patch.stop)
+
+    def judge(self, text, recording="iftrack-6.12-rt-irqsoft-rogue.json",
+              module_allow=None, variant="6.12-rt-irqsoft"):
+        p = records.point(text)
+        rec = records.record(p, self.dir, [{"type": "shell", "command": "insmod",
+                                            "rc": 0, "output": ""}], variant=variant)
+        if recording:
+            rec["logs"]["iftrack"] = os.path.join(self.dir, hardoff.JSON_NAME)
+            shutil.copy(os.path.join(DATA, recording), rec["logs"]["iftrack"])
+        if module_allow is not None:
+            rec["logs"]["iftrack_module_allow"] = os.path.join(self.dir, "allow.txt")
+            with open(rec["logs"]["iftrack_module_allow"], "w") as f:
+                f.write("# allowed\n" + "".join("0x%x\n" % a for a in module_allow))
+        res = verdicts.judge(rec)
+        return res, {v["name"]: v for v in res["verdicts"]}
+
+    def test_a_window_opened_outside_the_allow_list_fails(self):
+        res, v = self.judge(TRACED)
+        self.assertEqual(res["status"], "fail")
+        self.assertFalse(v[ALLOWED % 0]["ok"])
+        self.assertIn("0xffffffffa0000002 x1", v[ALLOWED % 0]["detail"])
+        self.assertTrue(v["hard-off tracker exact (no IF state it could not explain)"]["ok"])
+        self.assertEqual(res["figures"]["hardoff"]["violations"], 1)
+        self.assertEqual(res["figures"]["hardoff"]["max_ns"], 471200)
+
+    def test_violations_max(self):
+        res, v = self.judge(TRACED + "[expect]\nhardoff_violations_max = 1\n")
+        self.assertTrue(v[ALLOWED % 1]["ok"])
+        self.assertEqual(res["status"], "pass", res["verdicts"])
+
+    def test_the_tracker_alone_detects_an_expected_violation(self):
+        res, v = self.judge(TRACED + '[expect]\nexpect_failure = "violation"\n')
+        self.assertEqual(res["status"], "pass", res["verdicts"])
+        self.assertTrue(res["expected_failure"]["detected"]["violation"])
+        self.assertIsNone(res["figures"].get("gdb"))        # no gdb check ran
+        res, v = self.judge(TRACED + '[expect]\nexpect_failure = "violation"\n',
+                            module_allow=[0xffffffffa0000002])
+        self.assertEqual(res["status"], "fail")             # nothing detected
+
+    def test_a_module_site_the_boot_allowed_is_no_violation(self):
+        res, v = self.judge(TRACED, module_allow=[0xffffffffa0000002])
+        self.assertTrue(v[ALLOWED % 0]["ok"])
+        self.assertEqual(res["figures"]["hardoff"]["violations"], 0)
+        self.assertEqual(res["figures"]["hardoff"]["module_sites_allowed"], 1)
+        self.assertEqual(res["status"], "pass", res["verdicts"])
+        res, v = self.judge(TRACED, module_allow=[0xffffffffa0100000])   # another site
+        self.assertFalse(v[ALLOWED % 0]["ok"])
+
+    def test_longest_window_bound(self):
+        stock = ('variants = ["6.12-rt"]\n[trace]\nhardoff = true\n'
+                 '[[steps]]\ntype = "shell"\ncommand = "true"\n[expect]\n')
+        res, v = self.judge(stock + "hardoff_max_us = 400\n",
+                            recording="iftrack-6.12-rt-stock.json", variant="6.12-rt")
+        self.assertFalse(v["longest kernel hard-off window <= 400 us"]["ok"])
+        self.assertIn("441.542 us", v["longest kernel hard-off window <= 400 us"]["detail"])
+        self.assertEqual(res["status"], "fail")
+        self.assertNotIn(ALLOWED % 0, v)         # a stock kernel has no allow-list
+        res, v = self.judge(stock + "hardoff_max_us = 450\n",
+                            recording="iftrack-6.12-rt-stock.json", variant="6.12-rt")
+        self.assertTrue(v["longest kernel hard-off window <= 450 us"]["ok"])
+        self.assertEqual(res["status"], "pass", res["verdicts"])
+
+    def test_a_missing_tracker_result_fails(self):
+        res, v = self.judge(TRACED, recording=None)
+        self.assertFalse(v["hard-off tracker produced a result"]["ok"])
+        self.assertEqual(res["status"], "fail")
+        res, v = self.judge(TRACED, recording="softsections-6.12.extra.json")
+        self.assertIn("not an iftrack result", v["hard-off tracker produced a result"]["detail"])
+
+    def test_untraced_runs_have_no_tracker_verdicts(self):
+        res, v = self.judge(TRACED.replace("hardoff = true", "hardoff = false"))
+        self.assertNotIn("hardoff", res["figures"])
+        self.assertFalse([n for n in v if "hard-off" in n])
+
+    def test_expectations_without_the_tracker_are_refused(self):
+        for key in ("hardoff_max_us = 10", "hardoff_violations_max = 0"):
+            with self.assertRaises(ScenarioError) as cm:
+                records.point('[[steps]]\ntype = "shell"\ncommand = "true"\n'
+                              '[expect]\n%s\n' % key)
+            self.assertIn("trace.hardoff", str(cm.exception))
 
 
 class RejudgeTest(TmpResultsTest):
