@@ -115,6 +115,19 @@
 #define IRQ_SENSOR_REG_CNT_STALE_ACKS	0x140	/* acks of samples older
 						 * than the device's record
 						 */
+#define IRQ_SENSOR_REG_CNT_THROTTLED	0x148	/* generator held back: too
+						 * many events at one instant
+						 */
+
+/*
+ * The generator raises at most IRQ_SENSOR_INSTANT_MAX events at one
+ * virtual-clock instant (zero-gap bursts and storms); the next one then
+ * waits IRQ_SENSOR_THROTTLE_NS, so the guest always gets to run.
+ */
+#define IRQ_SENSOR_INSTANT_MAX		256
+#define IRQ_SENSOR_THROTTLE_NS		1000
+/* Default cap of the event log (QOM log-max-bytes; 0: none) */
+#define IRQ_SENSOR_LOG_MAX_BYTES	(1ULL << 30)
 
 /*
  * Per-stage latency (ack stamp - t_raise): a block per stage at

@@ -7,7 +7,7 @@ build/driver/<variant>/ and built there with M=; the tree stays clean.
 import glob
 import os
 
-from irqrig import paths, variants
+from irqrig import artifacts, paths, variants
 from irqrig.build_kernel import ARCH, source_dir
 from irqrig.errors import BuildError, MissingError
 from irqrig.util import log, run
@@ -20,7 +20,7 @@ MODULE_DIRS = {
 
 
 def out_dir(variant):
-    return os.path.join(paths.BUILD, "driver", variant)
+    return artifacts.module_dir(variant)
 
 
 def _link_tree(src, dst):
@@ -45,7 +45,7 @@ def _link_tree(src, dst):
 
 def modules(variant):
     """Paths of the .ko files built for a variant."""
-    return sorted(glob.glob(os.path.join(out_dir(variant), "*", "*.ko")))
+    return artifacts.modules(variant)
 
 
 def build(name):

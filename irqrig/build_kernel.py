@@ -14,7 +14,7 @@ import re
 import shutil
 import subprocess
 
-from irqrig import debian_rt, paths, variants
+from irqrig import artifacts, debian_rt, paths, variants
 from irqrig.errors import BuildError, MissingError
 from irqrig.util import ccache_env, log, read_text, run, write_if_changed
 
@@ -209,7 +209,7 @@ def build(name):
         "fragments": [os.path.basename(f) for f in variant.fragment_paths()],
         "config_sha256": hashlib.sha256(config.encode()).hexdigest(),
     }
-    write_if_changed(os.path.join(out, "irqrig-info.json"),
+    write_if_changed(artifacts.kernel_info_path(name),
                      json.dumps(info, indent=2) + "\n")
     return out
 
@@ -239,5 +239,4 @@ def dependencies(name):
 
 
 def info(name):
-    text = read_text(os.path.join(paths.kernel_dir(name), "irqrig-info.json"))
-    return json.loads(text) if text else None
+    return artifacts.kernel_info(name)

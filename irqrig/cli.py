@@ -1,66 +1,118 @@
-"""Command-line interface of runner.py: one function per subcommand."""
+"""Command-line interface of runner.py: one function per subcommand.
+
+Exit status (irqrig/errors.py): 0 pass, 1 a scenario failed, 2 bad input or
+usage, 3 the rig failed or a run is incomplete.
+"""
 
 import argparse
+import datetime
+import os
 import sys
+import traceback
 
-from irqrig import errors, variants
+from irqrig import errors, install, paths, variants
+from irqrig.errors import EXIT_FAIL, EXIT_PASS, EXIT_RIG, MissingError, UsageError
+
+
+def ensure_runtime(args, modules=("pexpect",)):
+    """What a command needs installed is there before anything imports it:
+    the install step runs (as in `build`) unless --no-build was given, in
+    which case a missing module is one line saying what to run."""
+    if not getattr(args, "no_build", False):
+        from irqrig import build
+        build.ensure_installed()
+    missing = install.missing_python_modules(modules)
+    if missing:
+        pkgs = " ".join(install.PYTHON_MODULES.get(m, m) for m in missing)
+        raise MissingError("Python module %s does not import (Debian package %s): "
+                           "run ./runner.py install" % (", ".join(missing), pkgs))
+
+
+def _variants(names):
+    return variants.check(names) if names else None
+
+
+def _status(rs):
+    """A run set's exit status: incomplete beats failed beats passed."""
+    if not rs.complete or rs.errors:
+        return EXIT_RIG
+    return EXIT_PASS if rs.ok else EXIT_FAIL
 
 
 def cmd_install(args):
-    from irqrig import install
     install.install()
-    return 0
+    return EXIT_PASS
 
 
 def cmd_build(args):
     from irqrig import build
-    names = args.variants or variants.DEFAULT_VARIANTS
+    names = variants.check(args.variants) if args.variants else variants.DEFAULT_VARIANTS
     build.build(names, qemu=not args.no_qemu)
-    return 0
+    return EXIT_PASS
 
 
 def cmd_run(args):
-    from irqrig import scenario, suite
+    only = _variants(args.variant)
+    from irqrig import scenario
     points = []
     for path in args.scenarios:
         points += scenario.load(path)
+    if args.reproduce:
+        from irqrig import campaign
+        rep_ = campaign.load_reproducer(args.reproduce)
+        points = [campaign.reproduce(p, rep_) for p in points]
+        only = only or [rep_["variant"]]
+    ensure_runtime(args)
+    from irqrig import suite
     rs = suite.execute(points, "+".join(p.name for p in points[:1]) or "run",
-                       ["runner.py"] + args.argv, args.variant or None,
-                       do_build=not args.no_build)
+                       ["runner.py"] + args.argv, only, do_build=not args.no_build)
     suite.report(rs)
-    return 0 if rs.ok else 1
+    return _status(rs)
 
 
 def cmd_suite(args):
+    only = _variants(args.variant)
+    from irqrig import scenario
+    s = scenario.load_suite(args.name, args.tier)
+    ensure_runtime(args)
     from irqrig import suite
-    s = suite.load_suite(args.name, args.tier)
     if s["inventory"] and not args.no_build:
         from irqrig import build
         build.build(s["inventory"], qemu=False)
     rs = suite.execute(s["points"], "suite-" + args.name, ["runner.py"] + args.argv,
-                       args.variant or None, do_build=not args.no_build,
-                       within=s["variants"])
+                       only, do_build=not args.no_build, within=s["variants"])
     if s["inventory"]:
         suite.inventory(rs, s["inventory"])
     suite.report(rs)
-    return 0 if rs.ok else 1
+    return _status(rs)
+
+
+def cmd_rejudge(args):
+    from irqrig import rejudge
+    return rejudge.main(args.results)
 
 
 def cmd_test(args):
+    ensure_runtime(args)
     from irqrig import selftest
     return selftest.main(unit_only=args.unit, skip_e2e=args.no_e2e)
 
 
 def cmd_inventory(args):
-    from irqrig import build, inventory_cmd, results
-    names = args.variants or variants.DEFAULT_VARIANTS
-    if not args.no_build:
+    from irqrig import artifacts, inventory_cmd, results
+    names = variants.check(args.variants) if args.variants else variants.DEFAULT_VARIANTS
+    if args.no_build:
+        for n in names:
+            artifacts.require(n, "vmlinux")
+    else:
+        from irqrig import build
         build.build(names, qemu=False)
     out = results.new_run_dir("inventory")
-    rows, text, _ = inventory_cmd.run(names, out, lines=not args.no_lines)
+    rows, text, _ = inventory_cmd.run(names, out, lines=not args.no_lines,
+                                      soft=not args.no_soft, soft_show=args.soft)
     print(text)
     print("inventory: %s" % out)
-    return 0
+    return EXIT_PASS
 
 
 def cmd_compare(args):
@@ -68,30 +120,52 @@ def cmd_compare(args):
     res = compare.compare(args.base, args.new, args.variants)
     out = results.new_run_dir("compare")
     compare.write(res, out)
-    print(results.table(res["rows"]) if res["rows"] else "(nothing in common)")
+    print(compare.text(res))
     print("%d regression(s), %d improvement(s) -- %s" % (res["regressions"],
                                                          res["improvements"], out))
-    return 1 if res["regressions"] else 0
+    return EXIT_FAIL if res["regressions"] else EXIT_PASS
 
 
 def cmd_report(args):
+    ensure_runtime(args, ("matplotlib",))
     from irqrig import report
     made = report.make(args.results)
     for p in made:
         print(p)
     print("report: %d plot(s)" % len(made))
-    return 0
+    return EXIT_PASS
 
 
 def cmd_gdb(args):
-    from irqrig import build, gdbsession
+    variants.get(args.variant)
+    from irqrig import artifacts
+    if args.scenario:
+        from irqrig import scenario
+        scenario.load(args.scenario)        # bad input before anything starts
+    if args.no_build:
+        for what in ("vmlinux", "bzImage", "initramfs", "qemu"):
+            artifacts.require(args.variant, what)
+    ensure_runtime(args, ())
     if not args.no_build:
+        from irqrig import build
         build.build([args.variant])
+    from irqrig import gdbsession
     return gdbsession.run(args.variant, args.scenario)
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line (exit 2), like every other bad input."""
+
+    def error(self, message):
+        self.exit(2, "%s: error: %s (see %s --help)\n" % (self.prog, message, self.prog))
+
+
 def parser():
-    ap = argparse.ArgumentParser(prog="runner.py", description=__doc__)
+    ap = _Parser(
+        prog="runner.py", description=sys.modules["__main__"].__doc__,
+        epilog="exit status: 0 pass, 1 a scenario failed, 2 bad input or usage, "
+               "3 the rig failed or a run is incomplete",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("install", help="install Debian packages and enable deb-src")
@@ -108,12 +182,15 @@ def parser():
                    help="a scenario file, or a name under scenarios/")
     p.add_argument("--variant", action="append", help="only these variants")
     p.add_argument("--no-build", action="store_true", help="use what is built")
+    p.add_argument("--reproduce", metavar="FINDING",
+                   help="replay a campaign finding in exact mode: RESULTS/findings.json#N")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("suite", help="run a scenario suite (the main job)")
     p.add_argument("name", nargs="?", default="default",
                    help="suite under scenarios/suites/ (default: default)")
-    p.add_argument("--tier", choices=["ci", "full"], default="full")
+    p.add_argument("--tier", choices=["ci", "full"], default="full",
+                   help="ci: only the scenarios marked tier = \"ci\"")
     p.add_argument("--variant", action="append", help="only these variants")
     p.add_argument("--no-build", action="store_true", help="use what is built")
     p.set_defaults(func=cmd_suite)
@@ -122,6 +199,10 @@ def parser():
     p.add_argument("variants", nargs="*")
     p.add_argument("--no-build", action="store_true", help="use what is built")
     p.add_argument("--no-lines", action="store_true", help="skip source lines (faster)")
+    p.add_argument("--no-soft", action="store_true", help="skip the soft-section tables")
+    p.add_argument("--soft", action="append", metavar="PATTERN",
+                   help="also list the soft sections matching PATTERN (subsystem, file, "
+                        "function or inlined function, glob)")
     p.set_defaults(func=cmd_inventory)
 
     p = sub.add_parser("compare", help="regressions between two result sets")
@@ -134,6 +215,11 @@ def parser():
     p = sub.add_parser("report", help="plots for a result set")
     p.add_argument("results", help="results/<run-id>")
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("rejudge", help="judge a saved result set again with "
+                                       "today's verdict rules")
+    p.add_argument("results", help="results/<run-id>")
+    p.set_defaults(func=cmd_rejudge)
 
     p = sub.add_parser("gdb", help="boot a variant paused under gdb with irqrig's commands")
     p.add_argument("variant")
@@ -148,14 +234,38 @@ def parser():
     return ap
 
 
+def _crash_log(command):
+    """Save a runner crash's traceback; returns where."""
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    for d in (paths.RESULTS, "/tmp"):
+        try:
+            os.makedirs(d, exist_ok=True)
+            path = os.path.join(d, "runner-crash-%s-%s.txt" % (stamp, command))
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(traceback.format_exc())
+            return path
+        except OSError:
+            continue
+    return None
+
+
 def main(argv):
-    args = parser().parse_args(argv)
+    args = parser().parse_args(argv)        # usage errors exit 2 here
     args.argv = list(argv)
     try:
         return args.func(args)
     except errors.IrqrigError as e:
         print("runner.py %s: %s" % (args.command, e), file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("runner.py %s: interrupted" % args.command, file=sys.stderr)
-        return 130
+        return e.exit_code
+    except (KeyboardInterrupt, errors.Interrupted) as e:
+        why = getattr(e, "reason", "Ctrl-C")
+        print("runner.py %s: interrupted (%s)" % (args.command, why), file=sys.stderr)
+        return EXIT_RIG
+    except Exception as e:      # a bug in the runner: say where the traceback is
+        where = _crash_log(args.command)
+        print("runner.py %s: internal error: %s: %s (traceback: %s)"
+              % (args.command, type(e).__name__, e, where), file=sys.stderr)
+        return EXIT_RIG
+
+
+__all__ = ["main", "UsageError"]

@@ -5,40 +5,19 @@ by scenario between variant A in BASE and variant B in NEW (stock vs
 patched, 6.1 vs 6.12).  Every figure is "lower is better"; a change beyond
 the scenario's [compare] threshold_pct is a regression or an improvement,
 any change is one under exact = true (icount runs).  A pass that became a
-fail or error is a regression too.
+fail or error is a regression too, and so is a run of BASE that NEW does
+not have (an incomplete or partial NEW can never look like "no regression").
 """
 
 import json
 import os
 
-from irqrig import results
+from irqrig import figures, results, variants
+from irqrig.errors import UsageError
 
-# (name, path into a run's figures, unit); all lower-is-better.
-FIGURES = [
-    ("hard p50", ("sensor", "latency_ns", "hard", "p50"), "ns"),
-    ("hard p99", ("sensor", "latency_ns", "hard", "p99"), "ns"),
-    ("hard max", ("sensor", "latency_ns", "hard", "max"), "ns"),
-    ("thread p99", ("sensor", "latency_ns", "thread", "p99"), "ns"),
-    ("user p99", ("sensor", "latency_ns", "user", "p99"), "ns"),
-    ("lost", ("sensor", "counts", "lost"), "samples"),
-    ("cyclictest max", ("cyclictest_max_us",), "us"),
-    ("gdb violations", ("gdb", "violations"), ""),
-    ("console reports", None, ""),
-]
 # Below these absolute differences a change is noise even when not exact.
 NOISE = {"ns": 1000, "us": 5, "samples": 0, "": 0}
 STATUS_RANK = {"pass": 0, "fail": 1, "error": 2}
-
-
-def _get(figs, path):
-    if path is None:
-        c = figs.get("console") or {}
-        return sum(c.values()) if c else None
-    for key in path:
-        if not isinstance(figs, dict) or key not in figs:
-            return None
-        figs = figs[key]
-    return figs
 
 
 def _index(data, variant=None):
@@ -51,9 +30,9 @@ def _index(data, variant=None):
     return out
 
 
-def _worst(runs, path):
+def _worst(runs, name):
     """Across repetitions, the worst (largest) value of a figure."""
-    vals = [v for v in (_get(r.get("figures", {}), path) for r in runs) if v is not None]
+    vals = [v for v in (figures.get(r, name) for r in runs) if v is not None]
     return max(vals) if vals else None
 
 
@@ -75,9 +54,19 @@ def judge(base, new, threshold_pct, exact, unit):
     return "unchanged"
 
 
-def compare(base_path, new_path, variants=None):
+def parse_pair(text):
+    """--variants A:B -> (A, B), both known variants."""
+    a, sep, b = (text or "").partition(":")
+    if not sep or not a or not b:
+        raise UsageError("--variants %r: give two variants as A:B (e.g. "
+                         "6.12-rt:6.12-rt-irqsoft)" % text)
+    variants.check([a, b])
+    return a, b
+
+
+def compare(base_path, new_path, pair=None):
+    a, b = parse_pair(pair) if pair else (None, None)
     base, new = results.load(base_path), results.load(new_path)
-    a, b = (variants.split(":", 1) if variants else (None, None))
     bi, ni = _index(base, a), _index(new, b)
     rows = []
     for key in sorted(set(bi) & set(ni)):
@@ -91,19 +80,37 @@ def compare(base_path, new_path, variants=None):
             rows.append({"run": label, "figure": "status", "base": bstat, "new": nstat,
                          "verdict": "regression" if STATUS_RANK[nstat] > STATUS_RANK[bstat]
                          else "improvement"})
-        for name, path, unit in FIGURES:
-            bv, nv = _worst(bruns, path), _worst(nruns, path)
+        for name in figures.FIGURES:
+            unit = figures.unit(name)
+            bv, nv = _worst(bruns, name), _worst(nruns, name)
             if bv is None and nv is None:
                 continue
+            if bv is not None and nv is None:
+                verdict = "regression"          # measured before, not now
+            else:
+                verdict = judge(bv, nv, threshold, exact, unit)
             rows.append({"run": label, "figure": name + (" (%s)" % unit if unit else ""),
-                         "base": bv, "new": nv,
-                         "verdict": judge(bv, nv, threshold, exact, unit)})
+                         "base": bv, "new": nv, "verdict": verdict})
     only_base = sorted(" / ".join(k) for k in set(bi) - set(ni))
     only_new = sorted(" / ".join(k) for k in set(ni) - set(bi))
-    return {"base": base_path, "new": new_path, "variants": variants, "rows": rows,
+    for key in only_base:
+        rows.append({"run": key, "figure": "run", "base": "ran", "new": "missing",
+                     "verdict": "regression"})
+    if not new.get("complete"):
+        rows.append({"run": "(NEW result set)", "figure": "complete", "base": "-",
+                     "new": "incomplete: %s" % new.get("incomplete_reason"),
+                     "verdict": "regression"})
+    return {"base": base_path, "new": new_path, "variants": pair, "rows": rows,
             "regressions": sum(r["verdict"] == "regression" for r in rows),
             "improvements": sum(r["verdict"] == "improvement" for r in rows),
             "only_in_base": only_base, "only_in_new": only_new}
+
+
+def text(result):
+    """For the terminal."""
+    if not result["rows"]:
+        return "(nothing in common)"
+    return results.table(result["rows"])
 
 
 def write(result, out_dir):

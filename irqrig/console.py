@@ -18,7 +18,8 @@ import time
 
 import pexpect
 
-from irqrig.errors import GuestError
+from irqrig import procs
+from irqrig.errors import GuestError, IrqrigError
 
 BOOT_RE = re.compile(r"IRQRIG-BOOTED ([^\r\n]*)\r*\n")
 PANIC_RE = r"Kernel panic - not syncing[^\r\n]*"
@@ -112,8 +113,8 @@ class Console:
         start, end = "@@B%s@@" % tag, "@@E%s@@" % tag
         line = 'echo @@B""%s@@; %s; echo "@@E""%s@@ rc=$?"' % (tag, command, tag)
         if len(line) > 3000:
-            raise ValueError("guest command too long for the console (%d chars)"
-                             % len(line))
+            raise IrqrigError("guest command too long for the console (%d chars): %.60s..."
+                              % (len(line), command))
         self.child.sendline(line)
         self._expect([re.escape(start)], 30, "guest did not start command %r" % command)
         i = self._expect([re.escape(end) + r" rc=(\d+)", PANIC_RE], timeout,
@@ -180,25 +181,25 @@ def parse_batch(text, count, token):
 
 def spawn(argv, log_path, env=None):
     """Start QEMU (or a stand-in) under pexpect, logging the console."""
-    from irqrig import qemu
     logf = open(log_path, "w", encoding="utf-8", errors="replace")
     child = pexpect.spawn(argv[0], argv[1:], encoding="utf-8",
                           codec_errors="replace", timeout=60, env=env,
                           dimensions=(50, 4000))
     child.logfile_read = logf
-    qemu.register(child.pid)
+    procs.register(child.pid)
     child.started = time.monotonic()
     return child
 
 
 def stop(child):
     """Make sure a child is gone; kill it only if it is still running."""
-    from irqrig import qemu
     try:
         if child.isalive():
             child.terminate(force=True)
         child.close(force=True)
+    except pexpect.ExceptionPexpect:
+        pass            # already reaped (procs.kill_started on a signal)
     finally:
-        qemu.unregister(child.pid)
+        procs.unregister(child.pid)
         if child.logfile_read:
             child.logfile_read.close()

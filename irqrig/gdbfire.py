@@ -2,23 +2,16 @@
 
 The exact case of the 2005 patch: an old driver sits in a long
 local_irq_disable() section when its device interrupts.  gdb breaks on the
-first instruction after the hog's interrupt disable, and the breakpoint's
-action raises the irq-sensor interrupt right there (QEMU monitor through
-the gdbstub: qom-set <sensor> fire true).  The device then measures how
-long the hard stage waits: the rest of the hog on stock kernels, about
-nothing with RT_IRQ_DISABLE and IRQF_NODELAY.
+first instruction after the hog's interrupt disable, and raises the
+irq-sensor interrupt right there (`irqrig fire-at`, gdb-scripts).  The
+device then measures how long the hard stage waits: the rest of the hog on
+stock kernels, about nothing with RT_IRQ_DISABLE and IRQF_NODELAY.
 """
 
-import os
 import re
-import subprocess
-import sys
 
-from irqrig import paths, qemu
+from irqrig import gdbrun, gdbscripts, qemu
 from irqrig.errors import IrqrigError
-
-sys.path.insert(0, paths.GDB_SCRIPTS)
-from irqrig_gdb import inventory  # noqa: E402
 
 HOG_FUNCTION = re.compile(r"sensor_hog")
 DISABLE_CALL = re.compile(r"soft_local_irq_disable")
@@ -26,7 +19,9 @@ DISABLE_CALL = re.compile(r"soft_local_irq_disable")
 
 def fire_offset(ko):
     """.text offset of the instruction after the hog's interrupt disable."""
+    inventory = gdbscripts.module("inventory")
     prev_disable = False
+    func = None
     for line in inventory._objdump(ko):
         line = line.rstrip("\n")
         m = inventory._FUNC.match(line)
@@ -46,58 +41,13 @@ def fire_offset(ko):
     raise IrqrigError("%s: found no interrupt disable in the hog" % ko)
 
 
-SCRIPT = r'''
-import gdb
-count = 0
-bp = gdb.Breakpoint("*0x%(addr)x", internal=True)
-bp.silent = True
-while count < %(fires)d:
-    try:
-        gdb.execute("continue", to_string=True)
-    except gdb.error:
-        break
-    if int(gdb.parse_and_eval("$pc")) & 0xffffffffffffffff != 0x%(addr)x:
-        continue
-    gdb.execute("monitor qom-set %(path)s fire true", to_string=True)
-    count += 1
-bp.delete()
-gdb.write("irqrig gdb-fire: fired %%d times\n" %% count)
-try:
-    gdb.execute("detach")
-except gdb.error:
-    pass
-'''
+def gdb(variant, sock, addr, fires, log_path):
+    """The gdb that fires (not started)."""
+    return gdbrun.Gdb(variant, sock, ["irqrig fire-at 0x%x %d %s"
+                                      % (addr, fires, qemu.SENSOR_QOM_PATH)], log_path)
 
 
-class GdbFire:
-    """gdb in the background, firing the sensor at the hog."""
-
-    def __init__(self, sock, addr, fires, log_path, qom_path=qemu.SENSOR_QOM_PATH):
-        self.sock = sock
-        self.addr = addr
-        self.fires = fires
-        self.log_path = log_path
-        self.qom_path = qom_path
-        self.proc = None
-
-    def start(self):
-        script = os.path.join(os.path.dirname(self.log_path), "gdb-fire.py")
-        with open(script, "w", encoding="utf-8") as f:
-            f.write(SCRIPT % {"addr": self.addr, "fires": self.fires, "path": self.qom_path})
-        self.log = open(self.log_path, "w", encoding="utf-8")
-        self.proc = subprocess.Popen(
-            ["gdb", "-batch", "-nx", "-ex", "set pagination off", "-ex", "set remotetimeout 60",
-             "-ex", "target remote %s" % self.sock, "-x", script],
-            stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-
-    def finish(self, timeout=30):
-        """Wait for gdb; returns how many times it fired."""
-        try:
-            self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.log.close()
-        with open(self.log_path, encoding="utf-8", errors="replace") as f:
-            m = re.search(r"fired (\d+) times", f.read())
-        return int(m.group(1)) if m else 0
+def fired(output):
+    """How many times it fired, from its output."""
+    m = re.search(r"irqrig fire-at: fired (\d+) times", output)
+    return int(m.group(1)) if m else 0

@@ -5,6 +5,7 @@ project's own enables ``deb-src`` so that ``apt-get source qemu`` (and the
 ``linux`` source package for Debian's 6.1 RT series) can be fetched.
 """
 
+import importlib
 import os
 import subprocess
 import sys
@@ -58,6 +59,22 @@ PACKAGES = {
     "python3-matplotlib": "plots in reports",
     "patch": "applies the kernel patch series",
 }
+
+
+# Python modules the runner imports, and the Debian package that has each.
+PYTHON_MODULES = {"pexpect": "python3-pexpect", "matplotlib": "python3-matplotlib"}
+
+
+def missing_python_modules(names):
+    """The modules of ``names`` that do not import (an actual import: a
+    package that dpkg calls installed can still be broken or shadowed)."""
+    out = []
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            out.append(name)
+    return out
 
 
 def missing_packages(packages=None):

@@ -7,13 +7,11 @@ modules); nothing here is typed in except the seed's own figures.
 
 import json
 import os
-import sys
 
-from irqrig import build_driver, paths, results, variants
+from irqrig import artifacts, gdbscripts, results, variants
 from irqrig.util import log
 
-sys.path.insert(0, paths.GDB_SCRIPTS)
-from irqrig_gdb import inventory  # noqa: E402
+inventory = gdbscripts.module("inventory")
 
 
 def baseline_for(name):
@@ -24,17 +22,16 @@ def baseline_for(name):
     return base if base in variants.VARIANTS else None
 
 
-def run(names, out_dir=None, lines=True):
+def run(names, out_dir=None, lines=True, soft=True, soft_show=None):
+    """The cli table; with soft, also the soft-section tables
+    (irqrig/softsections_cmd.py), appended to the text and the JSON."""
     rows, full = [], {}
     for name in names:
-        vmlinux = os.path.join(paths.kernel_dir(name), "vmlinux")
-        if not os.path.exists(vmlinux):
-            raise FileNotFoundError("%s is not built (%s): ./runner.py build %s"
-                                    % (name, vmlinux, name))
+        vmlinux = artifacts.require(name, "vmlinux")
         log("inventory: %s" % name)
         inv = inventory.inventory(vmlinux, lines=lines)
         mods = {os.path.basename(ko): inventory.inventory(ko, lines=False)["summary"]
-                for ko in build_driver.modules(name)}
+                for ko in artifacts.modules(name)}
         full[name] = {"vmlinux": inv, "modules": mods}
     for name in names:
         s = full[name]["vmlinux"]["summary"]
@@ -59,10 +56,16 @@ def run(names, out_dir=None, lines=True):
              "inline cli": "-", "lock-helper calls": "-", "cli in table": "-",
              "cli not in table": "-", "popf/iret": "-"} for k, v in inventory.SEED.items()]
     text = results.table(rows + seed)
+    soft_data = None
+    if soft:
+        from irqrig import softsections_cmd
+        soft_text, soft_data = softsections_cmd.run(names, out_dir, soft_show)
+        text += "\n" + soft_text
     if out_dir:
         os.makedirs(out_dir, exist_ok=True)
         with open(os.path.join(out_dir, "inventory.json"), "w", encoding="utf-8") as f:
-            json.dump({"variants": full, "table": rows, "seed": inventory.SEED}, f, indent=1)
+            json.dump({"variants": full, "table": rows, "seed": inventory.SEED,
+                       "soft": soft_data}, f, indent=1)
         with open(os.path.join(out_dir, "inventory.md"), "w", encoding="utf-8") as f:
             f.write("# cli sites per variant\n\n"
                     "sites = inline cli instructions + calls of out-of-line irq-disabling "

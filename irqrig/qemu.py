@@ -1,13 +1,13 @@
 """QEMU command lines and the QEMU processes the runner starts.
 
-Only processes started here are ever killed, by the PID we started; an
-atexit hook and SIGTERM/SIGHUP handlers make sure none outlive the runner.
+The processes are registered with irqrig/procs.py, which makes sure none
+outlive the runner.
 """
 
-import atexit
+import functools
 import json
 import os
-import signal
+import re
 import socket
 import subprocess
 import time
@@ -32,7 +32,7 @@ class QemuConfig:
     def __init__(self, kernel, initrd, cpus=2, memory=512, accel="tcg",
                  icount=None, machine="q35", append="", sensor=None,
                  sensor_log=None, qmp=None, gdb=None, paused=False,
-                 binary=None):
+                 binary=None, cpu=None, one_insn_per_tb=False, int_log=None):
         self.binary = binary or paths.QEMU_BINARY
         self.kernel = kernel
         self.initrd = initrd
@@ -47,20 +47,38 @@ class QemuConfig:
         self.qmp = qmp                  # unix socket path
         self.gdb = gdb                  # unix socket path for the gdbstub
         self.paused = paused
+        self.cpu = cpu                  # -cpu model, None: QEMU's default
+        # Interrupts land between any two instructions, as on hardware (TCG
+        # otherwise delivers them only at translation-block boundaries):
+        # -singlestep up to QEMU 8.0, -accel tcg,one-insn-per-tb=on after.
+        self.one_insn_per_tb = one_insn_per_tb
+        self.int_log = int_log          # -d int,cpu_reset into this file/FIFO
+
+    def _accel_props(self):
+        if self.one_insn_per_tb and self.accel == "tcg" and \
+                version_tuple(self.binary) >= (8, 1):
+            return ",one-insn-per-tb=on"
+        return ""
 
     def argv(self):
         a = [self.binary,
              "-machine", self.machine,
-             "-accel", self.accel,
+             "-accel", self.accel + self._accel_props(),
              "-smp", str(self.cpus), "-m", str(self.memory),
              "-display", "none", "-nic", "none", "-no-reboot",
-             # Named vCPU threads ("CPU 0/TCG"): irqrig/hoststall.py finds them.
+             # Named vCPU threads ("CPU 0/TCG"): irqrig/hostnoise/stalls.py finds them.
              "-name", "irqrig,debug-threads=on",
              "-serial", "stdio", "-monitor", "none",
              "-kernel", self.kernel, "-initrd", self.initrd,
              "-append", (DEFAULT_APPEND + " " + self.append).strip()]
         if self.accel == "tcg" and self.icount is not None:
             a += ["-icount", "shift=%d,sleep=off" % self.icount, "-rtc", ICOUNT_RTC]
+        if self.cpu:
+            a += ["-cpu", self.cpu]
+        if self.one_insn_per_tb and not self._accel_props():
+            a += ["-singlestep"]
+        if self.int_log:
+            a += ["-d", "int,cpu_reset", "-D", self.int_log]
         for d in paths.FIRMWARE_DIRS:
             if os.path.isdir(d):
                 a += ["-L", d]
@@ -88,39 +106,11 @@ def _prop(v):
     return str(v)
 
 
-# --- process bookkeeping -------------------------------------------------
-
-_started = {}       # pid -> argv[0]; only these are ever signalled
-
-
-def register(pid):
-    _started[pid] = True
-
-
-def unregister(pid):
-    _started.pop(pid, None)
-
-
-def kill_started():
-    """Kill every QEMU this runner started that is still running."""
-    for pid in list(_started):
-        try:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        except (ProcessLookupError, ChildProcessError):
-            pass
-        unregister(pid)
-
-
-def _on_signal(signum, frame):
-    kill_started()
-    signal.signal(signum, signal.SIG_DFL)
-    os.kill(os.getpid(), signum)
-
-
-atexit.register(kill_started)
-for _sig in (signal.SIGTERM, signal.SIGHUP):
-    signal.signal(_sig, _on_signal)
+@functools.lru_cache(maxsize=None)
+def version_tuple(binary):
+    """(major, minor) of a QEMU binary, (0, 0) if it does not say."""
+    m = re.search(r"version (\d+)\.(\d+)", version(binary))
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 
 def version(binary=None):

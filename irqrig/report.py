@@ -3,14 +3,17 @@
   latency-<scenario>.png   per-stage latency distributions, variants overlaid
   hog-<scenario>.png       hard-stage latency against the hog length (sweeps)
   deadline-<scenario>.png  lost samples against the deadline (sweeps)
+  coverage-<scenario>.png  campaigns: soft sections / instructions hit, per subsystem
 
-Latencies come from each run's device event log (virtual-clock stamps).
+Latencies come from each run's device event log (virtual-clock stamps),
+through sensorlog.latencies(), the accessor the verdicts use: a plot shows
+exactly the samples a verdict judged.  Sweep plots read figures.get().
 """
 
 import os
 import re
 
-from irqrig import results, sensorlog
+from irqrig import figures, results, sensorlog
 
 STAGES = ("hard", "thread", "user")
 
@@ -27,14 +30,12 @@ def _safe(name):
 
 
 def _latencies(run):
+    """Per-stage latencies in us, as the verdicts counted them."""
     path = (run.get("logs") or {}).get("sensor")
     if not path or not os.path.exists(path):
         return None
-    lat = {s: [] for s in STAGES}
-    for e in sensorlog.read_events(path):
-        if e.get("ev") == "ack":
-            lat[e["stage"]].append(e["lat"] / 1000.0)
-    return lat
+    lat = sensorlog.latencies(sensorlog.read_events(path))
+    return {s: [v / 1000.0 for v in lat[s]] for s in STAGES}
 
 
 def latency_plot(name, runs, out):
@@ -96,14 +97,13 @@ def sweep_plot(name, runs, param, figure, ylabel, out, xscale=1.0, xlabel=None):
 
 def _hard(key):
     def get(run):
-        v = (((run.get("figures") or {}).get("sensor") or {}).get("latency_ns") or {}) \
-            .get("hard", {}).get(key)
+        v = figures.get(run, "hard " + key)
         return None if v is None else v / 1000.0
     return get
 
 
 def _lost(run):
-    return (((run.get("figures") or {}).get("sensor") or {}).get("counts") or {}).get("lost")
+    return figures.get(run, "lost")
 
 
 def make(path):
@@ -133,4 +133,49 @@ def make(path):
         if not params:
             p = latency_plot(name, runs, os.path.join(plots, "latency-%s.png" % _safe(name)))
             made += [p] if p else []
+        if any((r.get("figures") or {}).get("campaign") for r in runs):
+            p = coverage_plot(name, runs, os.path.join(plots, "coverage-%s.png" % _safe(name)))
+            made += [p] if p else []
     return made
+
+
+def coverage_plot(name, runs, out):
+    """A campaign's coverage per subsystem: the share of soft sections and
+    of their instructions where an interrupt landed, one bar per run."""
+    plt = _plt()
+    series = []
+    for r in runs:
+        c = (r.get("figures") or {}).get("campaign")
+        if not c or not c["coverage"]:
+            continue
+        per = {}
+        for sec in c["coverage"]:
+            d = per.setdefault(sec["subsystem"], [0, 0, 0, 0])
+            d[0] += 1
+            d[1] += bool(sec["landed"])
+            d[2] += sec["insns"]
+            d[3] += sec["landed"]
+        series.append(("%s (%s)" % (r["variant"], c["mode"]), per))
+    if not series:
+        return None
+    subs = sorted({k for _, per in series for k in per})
+    fig, axes = plt.subplots(1, 2, figsize=(max(8, 1.1 * len(subs) * 2), 4.5))
+    width = 0.8 / len(series)
+    for i, (label, per) in enumerate(series):
+        xs = [j + i * width for j in range(len(subs))]
+        for ax, (num, den) in zip(axes, ((1, 0), (3, 2))):
+            ax.bar(xs, [100.0 * per.get(k, [0] * 4)[num] / max(1, per.get(k, [1] * 4)[den])
+                        for k in subs], width, label=label)
+    for ax, what in zip(axes, ("sections with a landed interrupt",
+                               "instructions with a landed interrupt")):
+        ax.set_xticks([j + 0.4 - width / 2 for j in range(len(subs))])
+        ax.set_xticklabels(subs, rotation=30, ha="right", fontsize=8)
+        ax.set_ylabel("% of soft " + what.split()[0])
+        ax.set_title(what)
+        ax.set_ylim(0, 100)
+        ax.legend(fontsize=7)
+    fig.suptitle("%s: soft-section coverage" % name)
+    fig.tight_layout()
+    fig.savefig(out, dpi=90)
+    plt.close(fig)
+    return out

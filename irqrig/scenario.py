@@ -6,7 +6,9 @@ its executable form.  Every error names the file, the key and what is allowed.
 
 import copy
 import itertools
+import math
 import os
+import re
 import tomllib
 
 from irqrig import paths, variants
@@ -26,8 +28,61 @@ class Field:
 
 
 SENSOR_MODES = ["manual", "periodic", "poisson", "burst", "storm"]
-LOAD_KINDS = ["fork", "pipe", "timer", "ipi", "mem", "io"]
-STEP_TYPES = ["cyclictest", "sensor", "shell", "load", "rmmod-insmod", "gdb-fire"]
+LOAD_KINDS = ["fork", "pipe", "timer", "ipi", "mem", "io",
+              "exec", "signal", "futex", "fault", "fsgs"]
+STEP_TYPES = ["cyclictest", "sensor", "shell", "load", "rmmod-insmod", "gdb-fire",
+              "campaign"]
+# Where the campaigns look by default (DESIGN.md section 6).
+CAMPAIGN_SELECT = ["entry", "arch/x86/kernel", "kernel/sched", "kernel/time", "kernel/irq",
+                   "mm", "kernel/locking"]
+
+U32_MAX = 2**32 - 1
+# A generator interval or deadline longer than this is no scenario a run can
+# finish (scenario timeouts are at most 2 h): refuse it rather than wait.
+MAX_NS = 3600 * 10**9
+MAX_TIMEOUT_S = 7200
+# Sweeps multiply: every point is a boot per variant and repeat.
+MAX_SWEEP_POINTS = 256
+
+
+class Knob:
+    """One run-time knob of the irq-sensor device: its scenario key (in
+    [sensor], overridable per sensor step), sensor-read's option and the
+    device's QOM property (qemu-device/irq-sensor.c's knob table).  The
+    ranges are the scenario's; tests/test_scenario.py checks them against
+    the device's and sensor-read's."""
+
+    def __init__(self, key, field, option, qom):
+        self.key = key
+        self.field = field
+        self.option = option
+        self.qom = qom
+
+
+SENSOR_KNOBS = [
+    Knob("mode", Field(str, "periodic", choices=SENSOR_MODES), "--mode", "mode"),
+    Knob("period_ns", Field(int, 1000000, lo=1000, hi=MAX_NS,
+                            doc="period or Poisson mean"), "--period-ns", "period-ns"),
+    Knob("jitter_ns", Field(int, 0, lo=0, hi=U32_MAX), "--jitter-ns", "jitter-ns"),
+    Knob("burst_count", Field(int, 1, lo=1, hi=U32_MAX), "--burst-count", "burst-count"),
+    Knob("burst_gap_ns", Field(int, 1000, lo=0, hi=U32_MAX), "--burst-gap-ns",
+         "burst-gap-ns"),
+    Knob("seed", Field(int, 1, lo=0, hi=U32_MAX), "--seed", "seed"),
+    Knob("deadline_ns", Field(int, 0, lo=0, hi=MAX_NS), "--deadline-ns", "deadline-ns"),
+    Knob("latch_depth", Field(int, 1, lo=1, hi=16), "--latch", "latch-depth"),
+    Knob("spurious_every", Field(int, 0, lo=0, hi=U32_MAX), "--spurious-every",
+         "spurious-every"),
+    Knob("drop_every", Field(int, 0, lo=0, hi=U32_MAX), "--drop-every", "drop-every"),
+]
+KNOBS = {k.key: k for k in SENSOR_KNOBS}
+
+
+def _step_override(field):
+    """A sensor step's override of a [sensor] knob: same range, no default."""
+    f = copy.copy(field)
+    f.default = None
+    return f
+
 
 SCHEMA = {
     "name": Field(str, doc="scenario name (default: the file name)"),
@@ -35,7 +90,8 @@ SCHEMA = {
     "variants": Field("str-list", ["default"],
                       doc='kernel variants, or ["default"] for the default set'),
     "repeat": Field(int, 1, lo=1, hi=100, doc="runs per variant and sweep point"),
-    "timeout_s": Field(int, 600, lo=10, hi=7200, doc="limit for one boot, all steps"),
+    "timeout_s": Field(int, 600, lo=10, hi=MAX_TIMEOUT_S,
+                       doc="limit for one run, boot and all steps"),
     "boot_timeout_s": Field(int, 180, lo=5, hi=1800),
     "batch": Field(bool, False, doc="run all steps from the kernel command line, no console "
                                     "input: with icount, identical runs give identical logs"),
@@ -49,27 +105,36 @@ SCHEMA = {
                               doc="run with -icount shift=N,sleep=off"),
         "machine": Field(str, "q35", choices=["q35", "pc"]),
         "append": Field(str, "", doc="extra kernel command line"),
+        "cpu": Field(str, "", doc="-cpu model (\"max\": FSGSBASE and the rest TCG has); "
+                                  "empty: QEMU's default"),
+        "one_insn_per_tb": Field(bool, False, doc="interrupts land between any two "
+                                 "instructions (slow: about 15x)"),
     },
-    "sensor": {
-        "enabled": Field(bool, False),
-        "irq_mode": Field(str, "msix", choices=["msix", "msi", "intx"]),
-        "mode": Field(str, "periodic", choices=SENSOR_MODES),
-        "period_ns": Field(int, 1000000, lo=1000),
-        "jitter_ns": Field(int, 0, lo=0, hi=2**32 - 1),
-        "burst_count": Field(int, 1, lo=1, hi=2**32 - 1),
-        "burst_gap_ns": Field(int, 1000, lo=0, hi=2**32 - 1),
-        "seed": Field(int, 1, lo=0, hi=2**32 - 1),
-        "deadline_ns": Field(int, 0, lo=0),
-        "latch_depth": Field(int, 1, lo=1, hi=16),
-        "spurious_every": Field(int, 0, lo=0, hi=2**32 - 1),
-        "drop_every": Field(int, 0, lo=0, hi=2**32 - 1),
-        "stuck_intx": Field(bool, False),
+    "campaign": {
+        "select": Field("str-list", CAMPAIGN_SELECT,
+                        doc="soft sections by subsystem, file or function (globs)"),
+        "landings": Field(bool, False, doc="record where every interrupt lands (QEMU's "
+                                           "interrupt log): the random campaign"),
+        "seed": Field(int, 1, lo=0, hi=U32_MAX),
+        "insns_per_section": Field(int, 32, lo=1, hi=4096,
+                                   doc="exact: every instruction of a section up to this "
+                                       "many, else a seeded sample of this many"),
+        "sections_max": Field(int, 0, lo=0, hi=100000, doc="0: every selected section"),
+        "tries": Field(int, 3, lo=1, hi=100, doc="exact: fires per instruction at most"),
+        "target": Field(str, "", doc="exact: this address only (a reproducer)"),
+    },
+    "sensor": dict([
+        ("enabled", Field(bool, False)),
+        ("irq_mode", Field(str, "msix", choices=["msix", "msi", "intx"])),
+    ] + [(k.key, k.field) for k in SENSOR_KNOBS] + [
+        ("stuck_intx", Field(bool, False, doc="the device holds its INTx line asserted "
+                                              "from the start (QOM stuck-intx)")),
         # Without icount a late QEMU timer would raise its backlog at once
         # and overflow the latch: losses of the host's, not the guest's.
-        "late_skip_ns": Field(int, 2000000, lo=0,
-                              doc="the device counts (host-late) and does not raise a "
-                                  "generator event QEMU runs more than this late; 0: never"),
-    },
+        ("late_skip_ns", Field(int, 2000000, lo=0, hi=MAX_NS,
+                               doc="the device counts (host-late) and does not raise a "
+                                   "generator event QEMU runs more than this late; 0: never")),
+    ]),
     "driver": {
         "load": Field(bool, False, doc="insmod the driver after boot"),
         "module": Field(str, "irq_sensor", choices=["irq_sensor", "irq_sensor_unsafe"],
@@ -84,7 +149,6 @@ SCHEMA = {
     },
     "gdb": {
         "check": Field(bool, False, doc="run the dynamic cli check during the run"),
-        "sample_sites": Field(int, 0, lo=0, doc="0: all sites; N: a sample of N"),
     },
     "expect": {
         "console_clean": Field(bool, True, doc="no BUG/WARNING/Oops/lockdep/panic"),
@@ -94,56 +158,68 @@ SCHEMA = {
                                            "began in a host CPU freeze or vCPU stall and "
                                            "ended soon after it do not count "
                                            "(scenarios without icount)"),
-        "hard_p99_us": Field(float, None, lo=0),
-        "hard_max_us": Field(float, None, lo=0),
-        "thread_p99_us": Field(float, None, lo=0),
-        "user_p99_us": Field(float, None, lo=0),
+        "hard_p99_us": Field(float, None, lo=0, hi=1e9),
+        "hard_max_us": Field(float, None, lo=0, hi=1e9),
+        "thread_p99_us": Field(float, None, lo=0, hi=1e9),
+        "user_p99_us": Field(float, None, lo=0, hi=1e9),
         "violations_max": Field(int, None, lo=0, doc="gdb check violations, at most"),
         "identical_repeats": Field(bool, False, doc="repeats must give byte-identical "
                                                     "device event logs (batch + icount)"),
-        "expect_failure": Field(str, None, choices=["lockdep", "hang", "violation", "any"],
+        "expect_failure": Field(str, None, choices=["lockdep", "hang", "violation", "finding",
+                                                     "any"],
                                 doc="negative scenario: this failure must be detected"),
+        "findings_max": Field(int, None, lo=0, doc="campaign findings, at most"),
+        "finding_in": Field(str, None, doc="a campaign finding must be attributed to a "
+                                           "section whose function (or the function the "
+                                           "interrupt landed in) matches this glob"),
     },
     "compare": {
-        "threshold_pct": Field(float, 10.0, lo=0,
+        "threshold_pct": Field(float, 10.0, lo=0, hi=10000,
                                doc="latency change that counts as a regression"),
         "exact": Field(bool, False, doc="icount runs: any change is a regression"),
     },
 }
 
-STEP_SCHEMA = {
-    "type": Field(str, None, choices=STEP_TYPES, required=True),
-    "duration_s": Field(float, 5.0, lo=0.1, hi=86400),
-    "timeout_s": Field(int, None, lo=1),
+STEP_SCHEMA = dict([
+    ("type", Field(str, None, choices=STEP_TYPES, required=True)),
+    ("duration_s", Field(float, 5.0, lo=0.1, hi=86400)),
+    ("timeout_s", Field(int, None, lo=1, hi=MAX_TIMEOUT_S)),
     # cyclictest
-    "interval_us": Field(int, 1000, lo=50),
-    "priority": Field(int, 90, lo=1, hi=99),
-    "threads": Field(int, 0, lo=0, hi=8, doc="0: one per CPU"),
-    # sensor: samples to read, and per-step overrides of [sensor] keys
-    "samples": Field(int, 0, lo=0, doc="sensor-read: samples to read (0: duration)"),
-    "contiguous": Field(bool, False, doc="sensor: no sequence gaps allowed"),
-    "rt_priority": Field(int, 0, lo=0, hi=99,
-                         doc="sensor: reader runs SCHED_FIFO at this priority (0: normal)"),
-    "mode": Field(str, None, choices=SENSOR_MODES),
-    "period_ns": Field(int, None, lo=1000),
-    "jitter_ns": Field(int, None, lo=0, hi=2**32 - 1),
-    "burst_count": Field(int, None, lo=1, hi=2**32 - 1),
-    "burst_gap_ns": Field(int, None, lo=0, hi=2**32 - 1),
-    "deadline_ns": Field(int, None, lo=0),
-    "latch_depth": Field(int, None, lo=1, hi=16),
-    "spurious_every": Field(int, None, lo=0, hi=2**32 - 1),
-    "drop_every": Field(int, None, lo=0, hi=2**32 - 1),
+    ("interval_us", Field(int, 1000, lo=50, hi=1000000)),
+    ("priority", Field(int, 90, lo=1, hi=99)),
+    ("threads", Field(int, 0, lo=0, hi=8, doc="0: one per CPU")),
+    # sensor: samples to read, and per-step overrides of [sensor] knobs
+    ("samples", Field(int, 0, lo=0, hi=10**9,
+                      doc="sensor-read: samples to read (0: duration)")),
+    ("contiguous", Field(bool, False, doc="sensor: no sequence gaps allowed")),
+    ("rt_priority", Field(int, 0, lo=0, hi=99,
+                          doc="sensor: reader runs SCHED_FIFO at this priority (0: normal)")),
+] + [(k.key, _step_override(k.field)) for k in SENSOR_KNOBS] + [
     # shell
-    "command": Field(str, None),
-    "expect_rc": Field(int, 0),
+    ("command", Field(str, None)),
+    ("expect_rc", Field(int, 0, lo=0, hi=255)),
     # load
-    "generators": Field("str-list", [], choices=LOAD_KINDS),
-    "background": Field(bool, False, doc="load: keep running during the next steps"),
+    ("generators", Field("str-list", [], choices=LOAD_KINDS)),
+    ("background", Field(bool, False, doc="load: keep running during the next steps")),
     # rmmod-insmod
-    "cycles": Field(int, 2, lo=1, hi=100),
+    ("cycles", Field(int, 2, lo=1, hi=100)),
     # gdb-fire
-    "fires": Field(int, 10, lo=1, hi=1000, doc="gdb-fire: interrupts fired from the hog"),
+    ("fires", Field(int, 10, lo=1, hi=1000, doc="gdb-fire: interrupts fired from the hog")),
+])
+
+# The keys each step type takes (besides `type`); any other is refused.
+STEP_KEYS = {
+    "cyclictest": {"duration_s", "timeout_s", "interval_us", "priority", "threads"},
+    "sensor": {"duration_s", "timeout_s", "samples", "contiguous", "rt_priority"}
+    | set(KNOBS),
+    "shell": {"command", "expect_rc", "timeout_s"},
+    "load": {"generators", "background", "duration_s", "timeout_s"},
+    "rmmod-insmod": {"cycles", "timeout_s"},
+    "gdb-fire": {"fires", "duration_s", "timeout_s"},
+    "campaign": {"duration_s", "timeout_s"},
 }
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
 def _err(path, key, msg):
@@ -164,6 +240,8 @@ def _check(path, key, field, value):
         value = float(value)
     if (kind is int and isinstance(value, bool)) or not isinstance(value, kind):
         _err(path, key, "must be %s, got %r" % (kind.__name__, value))
+    if kind is float and not math.isfinite(value):
+        _err(path, key, "must be a finite number, got %r" % value)
     if field.choices and value not in field.choices:
         _err(path, key, "%r is not one of %s" % (value, ", ".join(field.choices)))
     if field.lo is not None and value < field.lo:
@@ -247,22 +325,110 @@ class Scenario:
         return self.data[key]
 
 
-def load(path):
-    """Parse and validate one scenario file; returns its sweep points."""
-    if not os.path.exists(path):
-        alt = os.path.join(paths.SCENARIOS, path if path.endswith(".toml")
-                           else path + ".toml")
-        if os.path.exists(alt):
-            path = alt
-        else:
-            raise ScenarioError("%s: no such scenario file (looked in %s too)"
-                                % (path, paths.SCENARIOS))
+def _read_toml(path, what):
     try:
         with open(path, "rb") as f:
-            raw = tomllib.load(f)
+            return tomllib.load(f)
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError("%s: not valid TOML: %s" % (path, e)) from None
-    return parse(raw, path)
+    except UnicodeDecodeError as e:
+        raise ScenarioError("%s: not UTF-8 text (byte %d): a %s file is TOML"
+                            % (path, e.start, what)) from None
+    except OSError as e:
+        raise ScenarioError("%s: cannot read: %s" % (path, e.strerror)) from None
+
+
+def find(name, subdir=""):
+    """A scenario (or suite) file by path or by name under scenarios/."""
+    if not isinstance(name, str) or not name:
+        raise ScenarioError("%r: a scenario is named by a non-empty string" % (name,))
+    if os.path.isfile(name):
+        return name
+    base = os.path.join(paths.SCENARIOS, subdir)
+    alt = os.path.join(base, name if name.endswith(".toml") else name + ".toml")
+    if os.path.isfile(alt):
+        return alt
+    raise ScenarioError("%s: no such %s file (looked in %s too)"
+                        % (name, "suite" if subdir else "scenario", base))
+
+
+def load(path):
+    """Parse and validate one scenario file; returns its sweep points."""
+    path = find(path)
+    return parse(_read_toml(path, "scenario"), path)
+
+
+def _steps(path, steps):
+    if not isinstance(steps, list):
+        _err(path, "steps", "must be an array of tables ([[steps]])")
+    out = []
+    for i, step in enumerate(steps):
+        where = "steps[%d]" % i
+        if not isinstance(step, dict):
+            _err(path, where, "must be a table")
+        kind = step.get("type")
+        if kind in STEP_KEYS:
+            extra = sorted(set(step) - STEP_KEYS[kind] - {"type"})
+            if extra:
+                _err(path, "%s.%s" % (where, extra[0]),
+                     "is not a key of a %s step (allowed: %s)"
+                     % (kind, ", ".join(sorted(STEP_KEYS[kind]))))
+        st = _apply(path, where + ".", STEP_SCHEMA, step)
+        if st["type"] == "shell" and not st["command"]:
+            _err(path, where + ".command", "is required for a shell step")
+        if st["type"] == "load" and not st["generators"]:
+            _err(path, where + ".generators", "is required for a load step")
+        out.append(st)
+    return out
+
+
+def _sweep(path, sweep):
+    if not isinstance(sweep, dict):
+        _err(path, "sweep", "must be a table of dotted key = [values]")
+    points = 1
+    for key, values in sweep.items():
+        field = _field(key)
+        if field is None or key in ("name", "variants"):
+            _err(path, "sweep." + key, "is not a scenario key that can be swept "
+                 "(e.g. driver.hog_length_us)")
+        if not isinstance(values, list) or not values:
+            _err(path, "sweep." + key, "must be a non-empty list of values")
+        for v in values:
+            _check(path, "sweep." + key, field, v)
+        points *= len(values)
+    if points > MAX_SWEEP_POINTS:
+        _err(path, "sweep", "%d points (each a boot per variant and repeat); at most %d"
+             % (points, MAX_SWEEP_POINTS))
+    return sweep
+
+
+def _measured(path, data):
+    """Refuse expectations with nothing to measure: they would pass unseen."""
+    exp, steps = data["expect"], data["steps"]
+    kinds = {s["type"] for s in steps}
+    reads = kinds & {"sensor", "gdb-fire"}
+    needs = [
+        ("cyclictest_max_us", "cyclictest" in kinds, "a cyclictest step"),
+        ("violations_max", data["gdb"]["check"], "gdb.check = true"),
+        ("lost_max", data["sensor"]["enabled"], "sensor.enabled = true"),
+        ("host_stalls_excuse_losses", exp["lost_max"] is not None, "lost_max"),
+        ("identical_repeats", data["repeat"] > 1 and data["sensor"]["enabled"],
+         "repeat >= 2 and sensor.enabled = true"),
+    ] + [(k, bool(reads), "a sensor or gdb-fire step")
+         for k in ("hard_p99_us", "hard_max_us", "thread_p99_us")] + [
+        ("user_p99_us", "sensor" in kinds, "a sensor step (user space acks)")]
+    for key, ok, what in needs:
+        if exp[key] is not None and exp[key] is not False and not ok:
+            _err(path, "expect." + key, "has nothing to measure: needs %s" % what)
+    campaign = data["campaign"]["landings"] or "campaign" in kinds
+    for key in ("findings_max", "finding_in"):
+        if exp[key] is not None and not campaign:
+            _err(path, "expect." + key, "has nothing to measure: needs a campaign "
+                 "(campaign.landings = true or a campaign step)")
+    if exp["expect_failure"] == "finding" and not campaign:
+        _err(path, "expect.expect_failure", "\"finding\" needs a campaign")
+    if exp["expect_failure"] == "violation" and not data["gdb"]["check"]:
+        _err(path, "expect.expect_failure", "\"violation\" needs gdb.check = true")
 
 
 def parse(raw, path="<scenario>"):
@@ -272,40 +438,39 @@ def parse(raw, path="<scenario>"):
     data = _apply(path, "", SCHEMA, raw)
     if data["name"] is None:
         data["name"] = os.path.splitext(os.path.basename(path))[0]
+    if not NAME_RE.match(data["name"]):
+        _err(path, "name", "%r: 1-64 letters, digits, '_', '.' or '-', not starting with "
+             "a punctuation mark (it names the results directory)" % data["name"])
     for v in data["variants"]:
         if v != "default" and v not in variants.VARIANTS:
             _err(path, "variants", "%r is not a variant (known: default, %s)"
                  % (v, ", ".join(variants.VARIANTS)))
-    if not isinstance(steps, list):
-        _err(path, "steps", "must be an array of tables ([[steps]])")
-    data["steps"] = []
-    for i, step in enumerate(steps):
-        st = _apply(path, "steps[%d]." % i, STEP_SCHEMA, step)
-        if st["type"] == "shell" and not st["command"]:
-            _err(path, "steps[%d].command" % i, "is required for a shell step")
-        if st["type"] == "load" and not st["generators"]:
-            _err(path, "steps[%d].generators" % i, "is required for a load step")
-        data["steps"].append(st)
-    if not isinstance(sweep, dict):
-        _err(path, "sweep", "must be a table of dotted key = [values]")
-    for key, values in sweep.items():
-        field = _field(key)
-        if field is None:
-            _err(path, "sweep." + key, "is not a scenario key (e.g. driver.hog_length_us)")
-        if not isinstance(values, list) or not values:
-            _err(path, "sweep." + key, "must be a non-empty list of values")
-        for v in values:
-            _check(path, "sweep." + key, field, v)
-    fire = any(s["type"] == "gdb-fire" for s in data["steps"])
+    if not data["variants"]:
+        _err(path, "variants", "must name at least one variant")
+    data["steps"] = _steps(path, steps)
+    sweep = _sweep(path, sweep)
+    fire = any(s["type"] in ("gdb-fire", "campaign") for s in data["steps"])
     if data["batch"] and (fire or data["gdb"]["check"]):
         _err(path, "batch", "cannot be combined with gdb (the runner must talk to the guest)")
     if fire and data["gdb"]["check"]:
         _err(path, "gdb.check", "cannot be combined with a gdb-fire step (one gdbstub client)")
-    if fire and not (data["driver"]["load"] and data["driver"]["hog_length_us"]):
+    if any(s["type"] == "gdb-fire" for s in data["steps"]) and \
+            not (data["driver"]["load"] and data["driver"]["hog_length_us"]):
         _err(path, "driver.hog_length_us", "a gdb-fire step needs the driver loaded with a hog")
+    if any(s["type"] == "campaign" for s in data["steps"]) and not data["driver"]["load"]:
+        _err(path, "driver.load", "a campaign step fires the sensor: load the driver")
     if (data["driver"]["load"] or fire or any(s["type"] == "sensor" for s in data["steps"])) \
             and not data["sensor"]["enabled"]:
         _err(path, "sensor.enabled", "must be true when the driver or a sensor step is used")
+    if data["campaign"]["target"]:
+        try:
+            int(data["campaign"]["target"], 16)
+        except ValueError:
+            _err(path, "campaign.target", "%r is not a hex address" % data["campaign"]["target"])
+    if any(s["type"] in ("sensor", "rmmod-insmod") for s in data["steps"]) \
+            and not data["driver"]["load"]:
+        _err(path, "driver.load", "must be true for sensor and rmmod-insmod steps")
+    _measured(path, data)
     points = []
     keys = list(sweep)
     for combo in itertools.product(*(sweep[k] for k in keys)) if keys else [()]:
@@ -314,3 +479,56 @@ def parse(raw, path="<scenario>"):
             _set(d, k, v)
         points.append(Scenario(path, d, dict(zip(keys, combo))))
     return points
+
+
+# -- suites ---------------------------------------------------------------
+
+SUITE_KEYS = ("description", "scenarios", "variants", "inventory")
+
+
+def _variant_list(path, data, key):
+    names = data.get(key)
+    if names is None:
+        return None
+    if not isinstance(names, list) or not names or \
+            not all(isinstance(n, str) for n in names):
+        raise ScenarioError("%s: %s: must be a non-empty list of variant names"
+                            % (path, key))
+    for n in names:
+        if n not in variants.VARIANTS:
+            raise ScenarioError("%s: %s: unknown variant %r (known: %s)"
+                                % (path, key, n, ", ".join(variants.VARIANTS)))
+    return names
+
+
+def load_suite(name, tier="full"):
+    """A suite file (scenarios/suites/<name>.toml): its scenario points and
+    options {"points", "variants", "inventory"} (None when not given).
+
+        description = "..."
+        scenarios = ["smoke", "sensor-latency", ...]
+        variants = ["6.12-rt", ...]     # optional: only these of each scenario's
+        inventory = ["6.12-rt", ...]    # optional: also the static cli table
+    """
+    path = find(name, "suites")
+    data = _read_toml(path, "suite")
+    unknown = set(data) - set(SUITE_KEYS)
+    if unknown:
+        raise ScenarioError("%s: unknown key %s (allowed: %s)"
+                            % (path, ", ".join(sorted(unknown)), ", ".join(SUITE_KEYS)))
+    names = data.get("scenarios")
+    if not isinstance(names, list) or not names or \
+            not all(isinstance(n, str) and n for n in names):
+        raise ScenarioError("%s: scenarios: must be a non-empty list of scenario names "
+                            "(strings)" % path)
+    points = []
+    for n in names:
+        try:
+            found = load(n)
+        except ScenarioError as e:
+            raise ScenarioError("%s: scenarios: %s" % (path, e)) from None
+        points += [p for p in found if tier != "ci" or p["tier"] == "ci"]
+    if not points:
+        raise ScenarioError("%s: no scenario of tier %r" % (path, tier))
+    return {"points": points, "variants": _variant_list(path, data, "variants"),
+            "inventory": _variant_list(path, data, "inventory")}

@@ -39,16 +39,29 @@ def loss_bursts(times, gap_ns=BURST_GAP_NS):
     return bursts
 
 
+def latencies(events):
+    """Per-stage latency samples (ns) that measure the kernel: a sample
+    raised without an interrupt (drop_every) is taken when the next
+    interrupt comes, so its delay measures the fault and is left out.
+    The one accessor for verdicts, figures and plots."""
+    lat = {s: [] for s in STAGES}
+    no_irq = set()
+    for e in events:
+        ev = e.get("ev")
+        if ev == "raise":
+            (no_irq.discard if e.get("irq") else no_irq.add)(e["seq"])
+        elif ev == "ack" and e["seq"] not in no_irq:
+            lat[e["stage"]].append(e["lat"])
+    return lat
+
+
 def summarize(path):
     events = read_events(path)
-    lat = {s: [] for s in STAGES}
+    lat = latencies(events)
     stamps = {}            # seq -> {"raise": t, stage: t}
-    # A sample raised without an interrupt (drop_every) is taken when the
-    # next interrupt comes: its delay measures the fault, not the kernel.
-    no_irq = set()
     counts = {"raised": 0, "irq": 0, "dropped": 0, "spurious": 0, "bad_acks": 0,
               "stale_acks": 0, "lost_deadline": 0, "lost_overflow": 0,
-              "corrupt": 0, "host_late": 0}
+              "corrupt": 0, "host_late": 0, "log_full": 0}
     bad_ack_reasons = {}
     order_errors = 0
     for e in events:
@@ -57,11 +70,7 @@ def summarize(path):
             counts["raised"] += 1
             counts["irq" if e.get("irq") else "dropped"] += 1
             stamps[e["seq"]] = {"raise": e["t"]}
-            if not e.get("irq"):
-                no_irq.add(e["seq"])
         elif ev == "ack":
-            if e["seq"] not in no_irq:
-                lat[e["stage"]].append(e["lat"])
             s = stamps.setdefault(e["seq"], {})
             s[e["stage"]] = e["t"]
         elif ev == "lost":
@@ -78,6 +87,8 @@ def summarize(path):
             counts["corrupt"] += 1
         elif ev == "late":
             counts["host_late"] += 1
+        elif ev == "log_full":          # the device stopped logging at its cap
+            counts["log_full"] += 1
     # t_raise <= hard <= thread <= user for every sample that reached a stage.
     for s in stamps.values():
         seq_t = [s.get(k) for k in ("raise",) + STAGES]

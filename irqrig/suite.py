@@ -1,67 +1,19 @@
-"""Run scenario points over variants with progress; suites of scenarios.
+"""Run scenario points over variants, with progress, into one result set.
 
-A suite file (scenarios/suites/<name>.toml) lists scenario files:
-
-    description = "..."
-    scenarios = ["smoke", "sensor-latency", ...]
-    variants = ["6.12-rt", ...]     # optional: only these of each scenario's
-    inventory = ["6.12-rt", ...]    # optional: also the static cli table
+Suite files are read by irqrig/scenario.py (load_suite).  Each boot is
+executed (irqrig/boot.py), judged (irqrig/verdicts.py) and written at once;
+the result set says whether it is complete, and why not.
 """
 
 import os
 import time
-import tomllib
 
-from irqrig import build, paths, results, run, scenario, variants
-from irqrig.errors import ScenarioError
+from irqrig import build, paths, results, variants
+from irqrig.errors import Interrupted, IrqrigError, ScenarioError
 from irqrig.util import log
 
-
-SUITE_KEYS = ("description", "scenarios", "variants", "inventory")
-
-
-def _variant_list(path, data, key):
-    names = data.get(key)
-    if names is None:
-        return None
-    if not isinstance(names, list) or not names or \
-            not all(isinstance(n, str) for n in names):
-        raise ScenarioError("%s: %s: must be a non-empty list of variant names"
-                            % (path, key))
-    for n in names:
-        if n not in variants.VARIANTS:
-            raise ScenarioError("%s: %s: unknown variant %r (known: %s)"
-                                % (path, key, n, ", ".join(variants.VARIANTS)))
-    return names
-
-
-def load_suite(name, tier="full"):
-    """The suite's scenario points and its options: {"points", "variants",
-    "inventory"} (the two lists None when the file has none)."""
-    path = name if name.endswith(".toml") else os.path.join(
-        paths.SCENARIOS, "suites", name + ".toml")
-    if not os.path.exists(path):
-        raise ScenarioError("%s: no such suite" % path)
-    try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
-    except tomllib.TOMLDecodeError as e:
-        raise ScenarioError("%s: not valid TOML: %s" % (path, e)) from None
-    unknown = set(data) - set(SUITE_KEYS)
-    if unknown:
-        raise ScenarioError("%s: unknown key %s (allowed: %s)"
-                            % (path, ", ".join(sorted(unknown)), ", ".join(SUITE_KEYS)))
-    if not isinstance(data.get("scenarios"), list) or not data["scenarios"]:
-        raise ScenarioError("%s: scenarios: must be a non-empty list of scenario names"
-                            % path)
-    points = []
-    for name in data["scenarios"]:
-        for p in scenario.load(name):
-            if tier == "ci" and p["tier"] != "ci":
-                continue
-            points.append(p)
-    return {"points": points, "variants": _variant_list(path, data, "variants"),
-            "inventory": _variant_list(path, data, "inventory")}
+# Sweeps x variants x repeats: more boots than this is a typo, not a plan.
+MAX_BOOTS = 2000
 
 
 def skip_reason(point, variant):
@@ -90,11 +42,40 @@ def plan(points, only_variants=None, within=None):
                 continue
             for rep in range(p["repeat"]):
                 out.append((p, v, rep))
+    if len(out) > MAX_BOOTS:
+        raise ScenarioError("%d boots planned (sweep points x variants x repeats); "
+                            "at most %d in one run" % (len(out), MAX_BOOTS))
     return out, skipped
 
 
+def meta(p, v, rep):
+    """What a run record says about its scenario point."""
+    return {"scenario": p.label, "scenario_name": p.name,
+            "scenario_file": os.path.relpath(p.path, paths.ROOT),
+            "params": p.params, "repeat": rep, "config": p.data}
+
+
+def run_one(rs, p, v, rep):
+    """Boot, judge and record one run; an error is this run's, not the suite's."""
+    from irqrig import boot, verdicts
+    log_dir = rs.log_dir(p.label, v, rep)
+    try:
+        accel = boot.resolve_accel(p["qemu"]["accel"], v)
+    except IrqrigError as e:
+        rec = dict(meta(p, v, rep), variant=v, steps=[], logs={},
+                   outcome="rig-error", error=str(e))
+    else:
+        rec = boot.Boot(p, v, log_dir, accel, meta(p, v, rep)).run()
+    run = dict(rec, **verdicts.judge(rec))
+    verdicts.judge_repeat(run, rs.data["runs"])
+    rs.add(run)
+    return run
+
+
 def execute(points, label, argv, only_variants=None, do_build=True, within=None):
-    """Build what is needed, run every boot, write results; returns the RunSet."""
+    """Build what is needed, run every boot, write results; returns the RunSet.
+    The result set is written after every boot and marked incomplete, with
+    the reason, if the runner is interrupted or fails between boots."""
     todo, skipped = plan(points, only_variants, within)
     for s in skipped:
         log("skipped: %s on %s: %s" % (s["scenario"], s["variant"], s["reason"]))
@@ -103,57 +84,68 @@ def execute(points, label, argv, only_variants=None, do_build=True, within=None)
     needed = list(dict.fromkeys(v for _, v, _ in todo))
     if do_build:
         build.build(needed)
-    rs = results.RunSet(label, argv)
+    else:
+        from irqrig import artifacts
+        for v in needed:
+            for what in ("bzImage", "initramfs", "qemu"):
+                artifacts.require(v, what)
+    rs = results.RunSet(label, argv, planned=[
+        {"scenario": p.label, "variant": v, "repeat": rep} for p, v, rep in todo])
     rs.data["skipped"] = skipped
-    log("run: %d boot(s) over %s; results in %s"
-        % (len(todo), ", ".join(needed), rs.dir))
-    t0 = time.monotonic()
-    for i, (p, v, rep) in enumerate(todo, 1):
-        elapsed = time.monotonic() - t0
-        eta = "" if i == 1 else ", ~%.0f min left" % (elapsed / (i - 1) * (len(todo) - i + 1) / 60)
-        log("[%d/%d] %s on %s%s (elapsed %.0f min%s)"
-            % (i, len(todo), p.label, v, "" if rep == 0 else " #%d" % rep, elapsed / 60, eta))
-        accel = run.resolve_accel(p["qemu"]["accel"], *_kernel_initrd(v))
-        boot = run.Boot(p, v, rs.log_dir(p.label, v, rep), accel)
-        r = boot.run()
-        r.update({"scenario": p.label, "scenario_name": p.name,
-                  "scenario_file": os.path.relpath(p.path, paths.ROOT),
-                  "params": p.params, "repeat": rep, "config": p.data})
-        rs.add(r)
-        if rep > 0 and p["expect"]["identical_repeats"]:
-            check_identical(rs, r)
-        note = results.outcome_note(r)
-        log("[%d/%d] %s on %s: %s%s" % (i, len(todo), p.label, v, r["status"].upper(),
-                                        " (%s)" % note if note else ""))
     rs.write()
+    log("run: %d boot(s) over %s; results in %s" % (len(todo), ", ".join(needed), rs.dir))
+    t0 = time.monotonic()
+    try:
+        for i, (p, v, rep) in enumerate(todo, 1):
+            elapsed = time.monotonic() - t0
+            eta = "" if i == 1 else ", ~%.0f min left" % (
+                elapsed / (i - 1) * (len(todo) - i + 1) / 60)
+            log("[%d/%d] %s on %s%s (elapsed %.0f min%s)"
+                % (i, len(todo), p.label, v, "" if rep == 0 else " #%d" % rep,
+                   elapsed / 60, eta))
+            r = run_one(rs, p, v, rep)
+            note = results.outcome_note(r)
+            log("[%d/%d] %s on %s: %s%s" % (i, len(todo), p.label, v, r["status"].upper(),
+                                            " (%s)" % note if note else ""))
+    except (KeyboardInterrupt, Interrupted) as e:
+        rs.finish("interrupted (%s)" % getattr(e, "reason", "Ctrl-C"))
+        raise
+    except BaseException as e:
+        rs.finish("runner failed: %s: %s" % (type(e).__name__, e))
+        raise
+    rs.finish()
+    campaign_summary(rs)
     return rs
 
 
-def _digest(path):
-    import hashlib
-    try:
-        with open(path, "rb") as f:
-            return hashlib.sha256(f.read()).hexdigest()
-    except OSError:
-        return None
-
-
-def check_identical(rs, run):
-    """A repeat's device event log must equal the first run's, byte for byte."""
-    first = next(r for r in rs.data["runs"] if r["scenario"] == run["scenario"]
-                 and r["variant"] == run["variant"] and r["repeat"] == 0)
-    a = _digest((first.get("logs") or {}).get("sensor", ""))
-    b = _digest((run.get("logs") or {}).get("sensor", ""))
-    ok = a is not None and a == b
-    run["verdicts"].append({"name": "device event log identical to run #0", "ok": ok,
-                            "detail": "sha256 %s vs %s" % ((a or "-")[:12], (b or "-")[:12])})
-    if not ok and run["status"] == "pass":
-        run["status"] = "fail"
-
-
-def _kernel_initrd(variant):
-    return (os.path.join(paths.kernel_dir(variant), "arch", "x86", "boot", "bzImage"),
-            paths.initramfs(variant))
+def campaign_summary(rs):
+    """Campaign runs: findings.json and a summary section."""
+    from irqrig import campaign
+    runs = [r for r in rs.data["runs"] if (r.get("figures") or {}).get("campaign")]
+    if not runs:
+        return
+    path, findings = campaign.findings_file(rs.dir, runs)
+    rows = []
+    for r in runs:
+        c = r["figures"]["campaign"]
+        rows.append({"scenario": r["scenario"], "variant": r["variant"], "mode": c["mode"],
+                     "sections landed": "%d/%d" % (c["sections_landed"], c["sections"]),
+                     "insns landed": "%d/%d" % (c["insns_landed"], c["insns"]),
+                     "fires (landed)": "%d (%d)" % (c["fires"], c["fires_landed"]),
+                     "wall s": "%.0f" % r.get("wall_s", 0),
+                     "findings": len(c["findings"])})
+    text = results.table(rows, markdown=True)
+    for i, f in enumerate(findings):
+        a = f.get("attributed") or {}
+        text += "\n%d. %s on %s: %s; attributed to %s (%s, section %s) - %s.  \n" % (
+            i, f["scenario"], f["variant"], ", ".join(r["kind"] for r in f["reports"]),
+            a.get("address", "-"), a.get("landed_in", "-"), a.get("section", "-"),
+            f.get("how", "not attributed"))
+        if f.get("reproducer"):
+            text += "   reproduce: `%s`\n" % f["reproducer"]["command"]
+    rs.data.setdefault("sections", []).append(
+        {"title": "Interrupt campaigns (%s)" % os.path.relpath(path, rs.dir), "text": text})
+    rs.write()
 
 
 def inventory(rs, names):
@@ -170,7 +162,7 @@ def report(rs):
     from irqrig import report as plots
     try:
         made = plots.make(rs.dir)
-    except (ImportError, OSError, ValueError) as e:
+    except (ImportError, OSError, ValueError, IrqrigError) as e:
         made = []
         log("report: plots skipped: %s" % e)
     if made:
@@ -179,6 +171,4 @@ def report(rs):
         rs.write()
     print()
     print(results.table(results.summary_rows(rs.data)))
-    s = rs.data["summary"]
-    print("%d pass, %d fail, %d error -- results: %s"
-          % (s["pass"], s["fail"], s["error"], rs.dir))
+    print(results.status_line(rs.data))

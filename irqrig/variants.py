@@ -12,6 +12,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from irqrig import paths  # noqa: E402
+from irqrig.errors import UsageError  # noqa: E402
 
 TARBALLS = {
     "6.12": "/usr/src/linux-source-6.12.tar.xz",
@@ -106,8 +107,15 @@ def get(name):
     try:
         return VARIANTS[name]
     except KeyError:
-        raise KeyError("unknown kernel variant %r (known: %s)"
-                       % (name, ", ".join(VARIANTS))) from None
+        raise UsageError("unknown kernel variant %r (known: %s)"
+                         % (name, ", ".join(VARIANTS))) from None
+
+
+def check(names):
+    """The names, each checked (a one-line error for an unknown one)."""
+    for n in names:
+        get(n)
+    return list(names)
 
 
 if __name__ == "__main__":

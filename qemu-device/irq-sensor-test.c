@@ -1610,6 +1610,87 @@ static void test_determinism(void)
     g_rmdir(dir);
 }
 
+/*
+ * Zero-gap generators re-arm at the current instant; under qtest (and
+ * icount) the clock does not move inside a timer run.  The device must
+ * still make progress: IRQ_SENSOR_INSTANT_MAX events, then a throttle.
+ * Before the throttle, each clock_step below never returned.
+ */
+static void test_throttle_storm(void)
+{
+    Sensor *s = sensor_start(NULL, NULL);
+    uint64_t irqs;
+
+    wr32(s, IRQ_SENSOR_REG_BURST_GAP, 0);
+    wr32(s, IRQ_SENSOR_REG_SPURIOUS_EVERY, 1);
+    wr32(s, IRQ_SENSOR_REG_MODE, IRQ_SENSOR_MODE_STORM);
+    wr32(s, IRQ_SENSOR_REG_CTRL, IRQ_SENSOR_CTRL_RUN | IRQ_SENSOR_CTRL_IRQ_EN);
+    step(s, 10 * IRQ_SENSOR_THROTTLE_NS);
+    irqs = rd64(s, IRQ_SENSOR_REG_CNT_SPURIOUS);
+    /* at most INSTANT_MAX per instant, one instant per throttle step */
+    g_assert_cmpuint(irqs, >=, IRQ_SENSOR_INSTANT_MAX);
+    g_assert_cmpuint(irqs, <=, 11 * IRQ_SENSOR_INSTANT_MAX);
+    g_assert_cmpuint(rd64(s, IRQ_SENSOR_REG_CNT_THROTTLED), >=, 10);
+    g_assert_cmpuint(rd64(s, IRQ_SENSOR_REG_CNT_SAMPLES), ==, 0);
+    sensor_stop(s);
+}
+
+static void test_throttle_burst(void)
+{
+    /* the runner's late-skip-ns: a held-back event is not the host's */
+    Sensor *s = sensor_start("late-skip-ns=2000", NULL);
+    uint64_t samples;
+
+    wr64(s, IRQ_SENSOR_REG_PERIOD, 1000);
+    wr32(s, IRQ_SENSOR_REG_BURST_COUNT, UINT32_MAX);
+    wr32(s, IRQ_SENSOR_REG_BURST_GAP, 0);
+    wr32(s, IRQ_SENSOR_REG_LATCH_DEPTH, 16);
+    wr32(s, IRQ_SENSOR_REG_MODE, IRQ_SENSOR_MODE_BURST);
+    wr32(s, IRQ_SENSOR_REG_CTRL, IRQ_SENSOR_CTRL_RUN);
+    step(s, 1000 + 5 * IRQ_SENSOR_THROTTLE_NS);
+    samples = rd64(s, IRQ_SENSOR_REG_CNT_SAMPLES);
+    g_assert_cmpuint(samples, ==, 6 * IRQ_SENSOR_INSTANT_MAX);
+    g_assert_cmpuint(rd64(s, IRQ_SENSOR_REG_CNT_THROTTLED), ==, 6);
+    /* well past late-skip-ns behind its schedule, and not host-late */
+    step(s, 10 * IRQ_SENSOR_THROTTLE_NS);
+    g_assert_cmpuint(rd64(s, IRQ_SENSOR_REG_CNT_HOST_LATE), ==, 0);
+    samples = rd64(s, IRQ_SENSOR_REG_CNT_SAMPLES);
+    /* the registers still answer: the guest can stop it */
+    wr32(s, IRQ_SENSOR_REG_CTRL, 0);
+    step(s, 100000);
+    g_assert_cmpuint(rd64(s, IRQ_SENSOR_REG_CNT_SAMPLES), ==, samples);
+    sensor_stop(s);
+}
+
+/* The event log stops at log-max-bytes, and says so in its last line */
+static void test_log_cap(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("irq-sensor-XXXXXX", NULL);
+    g_autofree char *path = log_file(dir, "log.jsonl");
+    g_autofree char *got = NULL;
+    g_auto(GStrv) lines = NULL;
+    Sensor *s = sensor_start("log-max-bytes=2000,late-skip-ns=0", path);
+    gsize len;
+    int n;
+
+    wr64(s, IRQ_SENSOR_REG_PERIOD, 1000);
+    wr32(s, IRQ_SENSOR_REG_MODE, IRQ_SENSOR_MODE_PERIODIC);
+    wr32(s, IRQ_SENSOR_REG_CTRL, IRQ_SENSOR_CTRL_RUN | IRQ_SENSOR_CTRL_IRQ_EN);
+    step(s, 200 * 1000);
+    g_assert_cmpuint(rd64(s, IRQ_SENSOR_REG_CNT_SAMPLES), ==, 200);
+    sensor_stop(s);
+    g_assert(g_file_get_contents(path, &got, &len, NULL));
+    g_assert_cmpuint(len, <=, 2000 + 100);
+    lines = g_strsplit(got, "\n", -1);
+    n = g_strv_length(lines);
+    g_assert_cmpint(n, >=, 3);
+    g_assert_cmpstr(lines[n - 1], ==, "");
+    g_assert_nonnull(strstr(lines[n - 2], "\"ev\":\"log_full\""));
+    g_assert_null(strstr(lines[n - 3], "log_full"));
+    g_unlink(path);
+    g_rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1626,6 +1707,8 @@ int main(int argc, char **argv)
     qtest_add_func("irq-sensor/mode/poisson", test_poisson);
     qtest_add_func("irq-sensor/mode/burst", test_burst);
     qtest_add_func("irq-sensor/mode/storm", test_storm);
+    qtest_add_func("irq-sensor/throttle/storm", test_throttle_storm);
+    qtest_add_func("irq-sensor/throttle/burst", test_throttle_burst);
     qtest_add_func("irq-sensor/latch/overflow", test_latch_overflow);
     qtest_add_func("irq-sensor/latch/deadline", test_latch_deadline);
     qtest_add_func("irq-sensor/ack/stages", test_ack_stages);
@@ -1642,6 +1725,7 @@ int main(int argc, char **argv)
     qtest_add_func("irq-sensor/bad-input", test_bad_input);
     qtest_add_func("irq-sensor/reg64-halves", test_reg64_halves);
     qtest_add_func("irq-sensor/log/format", test_log_format);
+    qtest_add_func("irq-sensor/log/cap", test_log_cap);
     qtest_add_func("irq-sensor/determinism", test_determinism);
 
     return g_test_run();

@@ -75,6 +75,7 @@ typedef enum IrqSensorCounter {
     CNT_BAD_ACKS,
     CNT_HOST_LATE,
     CNT_STALE_ACKS,
+    CNT_THROTTLED,
     CNT__MAX,
 } IrqSensorCounter;
 
@@ -109,6 +110,7 @@ struct IrqSensorState {
     int irq_mode;
     CharBackend log;
     uint64_t late_skip_ns;      /* 0: raise every overdue event */
+    uint64_t log_max_bytes;     /* event log size cap; 0: none */
 
     uint64_t knob[KNOB__MAX];
     uint32_t status;            /* STATUS_SPURIOUS | STATUS_LOST */
@@ -126,6 +128,12 @@ struct IrqSensorState {
     int64_t gen_due;            /* when the pending event is due */
     uint32_t burst_idx;
     uint64_t gen_events;        /* phase for SPURIOUS_EVERY */
+    int64_t instant;            /* virtual time of the last event... */
+    uint32_t instant_events;    /* ...and how many came at that time */
+    int64_t gen_held_ns;        /* throttle delay while behind schedule */
+
+    uint64_t log_bytes;         /* written to the event log */
+    bool log_full;              /* the cap was reached: logging stopped */
 
     uint64_t cnt[CNT__MAX];
     IrqSensorStageStats stats[IRQ_SENSOR_NR_STAGES];
@@ -259,6 +267,9 @@ static const IrqSensorCounterInfo irq_sensor_counters[CNT__MAX] = {
     [CNT_STALE_ACKS] = { "stale-acks", IRQ_SENSOR_REG_CNT_STALE_ACKS,
                          "stage acks of a sample whose record a later "
                          "sample reused: not measured" },
+    [CNT_THROTTLED] = { "throttled", IRQ_SENSOR_REG_CNT_THROTTLED,
+                        "times the generator was held back after "
+                        "IRQ_SENSOR_INSTANT_MAX events at one instant" },
 };
 
 static int64_t irq_sensor_now(void)
@@ -284,11 +295,22 @@ irq_sensor_log(IrqSensorState *s, const char *ev, int64_t t,
     if (!qemu_chr_fe_backend_connected(&s->log)) {
         return;
     }
+    if (s->log_full) {
+        return;
+    }
     va_start(ap, fmt);
     rest = g_strdup_vprintf(fmt, ap);
     va_end(ap);
     line = g_strdup_printf("{\"ev\":\"%s\",\"t\":%" PRId64 "%s}\n",
                            ev, t, rest);
+    if (s->log_max_bytes && s->log_bytes + strlen(line) > s->log_max_bytes) {
+        /* Never silent: the last line says the log stops here */
+        g_free(line);
+        line = g_strdup_printf("{\"ev\":\"log_full\",\"t\":%" PRId64
+                               ",\"bytes\":%" PRIu64 "}\n", t, s->log_bytes);
+        s->log_full = true;
+    }
+    s->log_bytes += strlen(line);
     qemu_chr_fe_write_all(&s->log, (const uint8_t *)line, strlen(line));
 }
 
@@ -401,6 +423,43 @@ static void irq_sensor_pop(IrqSensorState *s)
     s->latch_count--;
 }
 
+/*
+ * Arm the generator for @t.  A timer armed for the current instant runs
+ * again in the same timer run, and under icount or qtest the clock does
+ * not move there: a zero-gap storm of spurious events, or a zero-gap burst
+ * of 2^32 samples, would spin holding the BQL.  After
+ * IRQ_SENSOR_INSTANT_MAX events at one instant the generator waits
+ * IRQ_SENSOR_THROTTLE_NS (counted, logged) so that the guest runs.
+ */
+static void irq_sensor_gen_arm(IrqSensorState *s, int64_t t, int64_t now)
+{
+    int64_t when = MAX(t, now);
+
+    if (t > now) {
+        s->gen_held_ns = 0;             /* on schedule again */
+    } else if (s->instant == now &&
+               s->instant_events >= IRQ_SENSOR_INSTANT_MAX) {
+        s->cnt[CNT_THROTTLED]++;
+        irq_sensor_log(s, "throttle", now, ",\"events\":%u",
+                       s->instant_events);
+        when = irq_sensor_add(now, IRQ_SENSOR_THROTTLE_NS);
+        /* the device's own delay, not the host's (irq_sensor_host_late) */
+        s->gen_held_ns += IRQ_SENSOR_THROTTLE_NS;
+    }
+    s->gen_due = t;
+    timer_mod_ns(&s->gen_timer, when);
+}
+
+/* One more generator event (raised or skipped) at @now */
+static void irq_sensor_count_instant(IrqSensorState *s, int64_t now)
+{
+    if (s->instant != now) {
+        s->instant = now;
+        s->instant_events = 0;
+    }
+    s->instant_events++;
+}
+
 /* Storm: the next event follows whatever ended the last one */
 static void irq_sensor_storm_next(IrqSensorState *s, int64_t now)
 {
@@ -412,7 +471,7 @@ static void irq_sensor_storm_next(IrqSensorState *s, int64_t now)
     /* Always through the timer, even for a zero gap: never recurse */
     t = irq_sensor_add(now, s->knob[KNOB_BURST_GAP]);
     if (t != INT64_MAX) {
-        timer_mod_ns(&s->gen_timer, t);
+        irq_sensor_gen_arm(s, t, now);
     }
 }
 
@@ -676,8 +735,7 @@ static void irq_sensor_gen_schedule(IrqSensorState *s, int64_t now)
         return;
     }
     if (t != INT64_MAX) {
-        s->gen_due = t;
-        timer_mod_ns(&s->gen_timer, MAX(t, now));
+        irq_sensor_gen_arm(s, t, now);
     }
 }
 
@@ -692,7 +750,8 @@ static void irq_sensor_gen_schedule(IrqSensorState *s, int64_t now)
 static bool irq_sensor_host_late(IrqSensorState *s, int64_t now)
 {
     if (!s->late_skip_ns || s->knob[KNOB_MODE] == IRQ_SENSOR_MODE_STORM ||
-        now - s->gen_due <= (int64_t)MIN(s->late_skip_ns, INT64_MAX)) {
+        now - s->gen_due - s->gen_held_ns <=
+        (int64_t)MIN(s->late_skip_ns, INT64_MAX)) {
         return false;
     }
     s->cnt[CNT_HOST_LATE]++;
@@ -720,6 +779,7 @@ static void irq_sensor_gen_cb(void *opaque)
     if (!s->knob[KNOB_RUN] || s->knob[KNOB_MODE] == IRQ_SENSOR_MODE_MANUAL) {
         return;
     }
+    irq_sensor_count_instant(s, now);
     if (!irq_sensor_host_late(s, now)) {
         irq_sensor_gen_event(s, now);
     }
@@ -737,7 +797,9 @@ static void irq_sensor_gen_start(IrqSensorState *s, int64_t now)
     s->gen_anchor = now;
     /* a burst "just ended": the first one starts PERIOD from now */
     s->burst_idx = s->knob[KNOB_BURST_COUNT];
+    s->gen_held_ns = 0;
     if (s->knob[KNOB_MODE] == IRQ_SENSOR_MODE_STORM) {
+        irq_sensor_count_instant(s, now);
         irq_sensor_gen_event(s, now);
     } else {
         irq_sensor_gen_schedule(s, now);
@@ -865,6 +927,9 @@ static void irq_sensor_reset_state(IrqSensorState *s)
     s->gen_due = 0;
     s->burst_idx = 0;
     s->gen_events = 0;
+    s->instant = 0;
+    s->instant_events = 0;
+    s->gen_held_ns = 0;
     irq_sensor_clear_stats(s);
     memset(s->stamp, 0, sizeof(s->stamp));
     s->wr_lo_addr = IRQ_SENSOR_NO_ADDR;
@@ -1460,7 +1525,10 @@ static char *irq_sensor_prop_get_clock_sync(Object *obj, Error **errp)
                            virt, host);
 }
 
-/* Static properties: irq-mode (an enum), the log chardev, late-skip-ns */
+/*
+ * Static properties: irq-mode (an enum), the log chardev, late-skip-ns,
+ * log-max-bytes
+ */
 
 static void irq_sensor_get_irq_mode(Object *obj, Visitor *v, const char *name,
                                     void *opaque, Error **errp)
@@ -1502,6 +1570,8 @@ static Property irq_sensor_properties[] = {
                        IRQ_SENSOR_IRQ_MSIX, irq_sensor_prop_irq_mode, int),
     DEFINE_PROP_CHR("log", IrqSensorState, log),
     DEFINE_PROP_UINT64("late-skip-ns", IrqSensorState, late_skip_ns, 0),
+    DEFINE_PROP_UINT64("log-max-bytes", IrqSensorState, log_max_bytes,
+                       IRQ_SENSOR_LOG_MAX_BYTES),
     DEFINE_PROP_END_OF_LIST(),
 };
 
@@ -1631,6 +1701,9 @@ static void irq_sensor_class_init(ObjectClass *oc, void *data)
     object_class_property_set_description(oc, "late-skip-ns",
         "a generator event the host runs more than this many ns late is "
         "counted (host-late) and not raised; 0 = raise it anyway");
+    object_class_property_set_description(oc, "log-max-bytes",
+        "the event log stops, with a last log_full line, at this size; "
+        "0 = no cap");
 
     for (i = 0; i < KNOB__MAX; i++) {
         const IrqSensorKnobInfo *ki = &irq_sensor_knobs[i];

@@ -32,7 +32,8 @@ class MissingTest(unittest.TestCase):
         self.assertIn("./runner.py install", str(cm.exception))
 
     def test_unknown_variant(self):
-        with self.assertRaises(KeyError) as cm:
+        from irqrig.errors import UsageError
+        with self.assertRaises(UsageError) as cm:
             build.targets_for(["6.12-nope"])
         self.assertIn("6.12-nope", str(cm.exception))
 

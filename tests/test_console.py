@@ -32,8 +32,12 @@ class ConsoleTest(unittest.TestCase):
                                 "irqsoft": "0"})
         rc, out = con.run("echo hello; echo world")
         self.assertEqual((rc, out), (0, "hello\nworld"))
-        rc, out = con.run("echo @@E2@@ rc=7; (exit 3)")
-        self.assertEqual(rc, 3, "a marker-like output must not end the command")
+        # The next command is number 2: its own end marker, but with another
+        # boot's token, must not end it (the token is what makes it unique).
+        fake = "@@E2.%s@@ rc=7" % ("0" * 8 if con.token != "0" * 8 else "1" * 8)
+        rc, out = con.run("echo '%s'; (exit 3)" % fake)
+        self.assertEqual(rc, 3, "a marker with a wrong token must not end the command")
+        self.assertEqual(out, fake)
         con.poweroff(10)
         with open(self.log) as f:
             self.assertIn("IRQRIG-POWEROFF", f.read())

@@ -1,4 +1,4 @@
-"""Host CPU freeze probe (hostfreeze) and loss-burst matching."""
+"""Host CPU freeze probe (hostnoise.freezes) and loss-burst matching."""
 
 import os
 import signal
@@ -6,7 +6,7 @@ import tempfile
 import time
 import unittest
 
-from irqrig import hostfreeze
+from irqrig.hostnoise import freezes as hostfreeze
 
 
 def children(pid):

@@ -1,35 +1,49 @@
-"""vCPU stall sampling (hoststall) and lost-sample bursts (sensorlog)."""
+"""vCPU stall sampling (hostnoise.stalls) and lost-sample bursts (sensorlog)."""
 
 import subprocess
 import sys
 import time
 import unittest
 
-from irqrig import hoststall, sensorlog
+from irqrig import sensorlog
+from irqrig.hostnoise import stalls as hoststall
 
-# A stand-in for QEMU: a process whose thread is named like a vCPU thread.
-FAKE_VCPU = ("import time\n"
+# A stand-in for QEMU: a process whose thread is named like a vCPU thread,
+# busy on CPU 0.
+FAKE_VCPU = ("import os, time\n"
+             "os.sched_setaffinity(0, {0})\n"
              "open('/proc/self/comm', 'w').write('CPU 0/TCG')\n"
              "end = time.monotonic() + 5\n"
              "while time.monotonic() < end: pass\n")
+# Another busy process on the same CPU: the fake vCPU must wait for it.
+HOG = ("import os, time\n"
+       "os.sched_setaffinity(0, {0})\n"
+       "end = time.monotonic() + 5\n"
+       "while time.monotonic() < end: pass\n")
 
 
 class HostStallTest(unittest.TestCase):
-    def test_finds_vcpu_threads_and_accounts_their_wait(self):
+    def test_a_vcpu_sharing_its_cpu_is_seen_waiting(self):
         p = subprocess.Popen([sys.executable, "-c", FAKE_VCPU])
+        hog = subprocess.Popen([sys.executable, "-c", HOG])
         try:
-            time.sleep(0.3)
+            deadline = time.monotonic() + 10
+            while not hoststall.vcpu_threads(p.pid) and time.monotonic() < deadline:
+                time.sleep(0.05)        # the interpreter is starting
             self.assertEqual(list(hoststall.vcpu_threads(p.pid).values()), ["CPU 0/TCG"])
-            w = hoststall.VcpuWatch(p.pid, stall_ms=0.001).start()
-            time.sleep(0.5)
+            w = hoststall.VcpuWatch(p.pid, stall_ms=1).start()
+            time.sleep(1.0)
             s = w.stop()
         finally:
-            p.kill()
-            p.wait()
+            for q in (p, hog):
+                q.kill()
+                q.wait()
         self.assertEqual(s["vcpu_threads"], ["CPU 0/TCG"])
-        self.assertIn("CPU 0/TCG", s["vcpu_wait_total_s"])
+        # Two busy processes on one CPU: each waits about half the time.
+        self.assertGreater(s["vcpu_wait_total_s"]["CPU 0/TCG"], 0.1, s)
+        self.assertGreater(s["vcpu_stalls"], 0, "a wait of >= 1 ms was never seen")
         self.assertEqual(s["vcpu_stalls"], len(s["stalls"]))
-        self.assertGreaterEqual(s["vcpu_stall_max_ms"], 0)
+        self.assertGreaterEqual(s["vcpu_stall_max_ms"], 1)
 
     def test_no_vcpu_threads(self):
         p = subprocess.Popen(["sleep", "2"])

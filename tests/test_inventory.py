@@ -2,14 +2,12 @@
 
 import os
 import subprocess
-import sys
 import tempfile
 import unittest
 
-from irqrig import paths
+from irqrig import gdbscripts
 
-sys.path.insert(0, paths.GDB_SCRIPTS)
-from irqrig_gdb import inventory  # noqa: E402
+inventory = gdbscripts.module("inventory")
 
 SOURCE = r'''
 #define SITE(l) ".pushsection .hard_irq_sites,\"a\"\n.balign 4\n.long " l " - .\n.popsection\n"

@@ -6,6 +6,7 @@ import unittest
 import xml.etree.ElementTree as ET
 
 from irqrig import results
+from irqrig.errors import ResultsError
 from tests.tmpresults import TmpResultsTest
 
 
@@ -36,14 +37,18 @@ class ResultsTest(TmpResultsTest):
         self.assertEqual(results.row_figures(run)["lost"], "-")
 
     def test_write_all_files(self):
-        rs = results.RunSet("smoke", ["runner.py", "run", "smoke"])
+        rs = results.RunSet("smoke", ["runner.py", "run", "smoke"], planned=[
+            {"scenario": "smoke", "variant": v, "repeat": 0}
+            for v in ("6.12-rt", "6.12-preempt")])
         rs.add(fake_run("pass"))
         rs.add(fake_run("fail", variant="6.12-preempt"))
+        rs.finish()
         for name in ("results.json", "summary.md", "junit.xml"):
             self.assertTrue(os.path.exists(os.path.join(rs.dir, name)), name)
         data = results.load(rs.dir)
         self.assertEqual(data["schema"], results.SCHEMA_VERSION)
-        self.assertEqual(data["summary"], {"pass": 1, "fail": 1, "error": 0})
+        self.assertEqual(data["summary"], {"pass": 1, "fail": 1, "error": 0, "not_run": 0})
+        self.assertTrue(data["complete"])
         self.assertFalse(rs.ok)
         with open(os.path.join(rs.dir, "summary.md")) as f:
             md = f.read()
@@ -63,8 +68,48 @@ class ResultsTest(TmpResultsTest):
         d["schema"] = 999
         with open(p, "w") as f:
             json.dump(d, f)
-        with self.assertRaises(ValueError):
+        with self.assertRaises(ResultsError) as cm:
             results.load(rs.dir)
+        self.assertIn("schema 999", str(cm.exception))
+
+    def test_an_interrupted_run_set_is_incomplete_everywhere(self):
+        planned = [{"scenario": "smoke", "variant": v, "repeat": 0}
+                   for v in ("6.12-rt", "6.12-preempt", "6.12-rt-irqsoft")]
+        rs = results.RunSet("smoke", ["runner.py"], planned=planned)
+        rs.add(fake_run("pass"))
+        data = results.load(rs.dir)      # as written after the first boot
+        self.assertFalse(data["complete"])
+        rs.finish("interrupted (signal SIGTERM)")
+        self.assertFalse(rs.ok)
+        data = results.load(rs.dir)
+        self.assertFalse(data["complete"])
+        self.assertIn("SIGTERM", data["incomplete_reason"])
+        self.assertEqual(data["summary"]["not_run"], 2)
+        with open(os.path.join(rs.dir, "summary.md")) as f:
+            md = f.read()
+        self.assertIn("INCOMPLETE", md)
+        self.assertIn("smoke on 6.12-rt-irqsoft", md)
+        root = ET.parse(os.path.join(rs.dir, "junit.xml")).getroot()
+        errors = [tc for tc in root.findall(".//testcase") if tc.find("error") is not None]
+        self.assertEqual(sorted(tc.get("name") for tc in errors),
+                         ["6.12-preempt", "6.12-rt-irqsoft"])
+        self.assertEqual(root.find("testsuite").get("errors"), "2")
+
+    def test_finish_without_all_planned_runs_is_incomplete(self):
+        rs = results.RunSet("x", ["runner.py"], planned=[
+            {"scenario": "smoke", "variant": "6.12-rt", "repeat": r} for r in (0, 1)])
+        rs.add(fake_run("pass"))
+        rs.finish()
+        self.assertFalse(rs.complete)
+        self.assertIn("1 of 2", rs.data["incomplete_reason"])
+
+    def test_log_dirs_stay_inside_results(self):
+        rs = results.RunSet("", ["runner.py"])
+        self.assertTrue(rs.dir.startswith(self.tmp.name))
+        for label in ("", "..", "/", "../../etc", "a/b"):
+            d = rs.log_dir(label, "6.12-rt", 0)
+            self.assertTrue(os.path.realpath(d).startswith(os.path.realpath(rs.dir) + "/"),
+                            (label, d))
 
 
 if __name__ == "__main__":

@@ -48,7 +48,7 @@ class ScenarioTest(unittest.TestCase):
             self.assertIn(f, msg)
 
     def test_unknown_key_is_named(self):
-        self.assertError("[qemu]\ncpu = 2\n", "qemu.cpu", "unknown key", "cpus")
+        self.assertError("[qemu]\ncpus_ = 2\n", "qemu.cpus_", "unknown key", "cpus")
 
     def test_wrong_type(self):
         self.assertError('[qemu]\ncpus = "two"\n', "qemu.cpus", "must be int")
@@ -116,7 +116,7 @@ class SuiteTest(unittest.TestCase):
         with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
             f.write(text)
         try:
-            return suite.load_suite(f.name)
+            return scenario.load_suite(f.name)
         finally:
             os.unlink(f.name)
 
@@ -150,7 +150,7 @@ class SuiteTest(unittest.TestCase):
         files = glob.glob(os.path.join(paths.SCENARIOS, "suites", "*.toml"))
         self.assertTrue(files)
         for f in files:
-            self.assertTrue(suite.load_suite(f)["points"], f)
+            self.assertTrue(scenario.load_suite(f)["points"], f)
 
 
 class ReadmeTest(unittest.TestCase):
@@ -167,3 +167,62 @@ class ReadmeTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class KnobTableTest(unittest.TestCase):
+    """scenario.SENSOR_KNOBS against the device's knob table and
+    sensor-read's options: one knob, one entry, ranges inside the device's."""
+
+    LIMITS = {"UINT64_MAX": 2**64 - 1, "UINT32_MAX": 2**32 - 1,
+              "IRQ_SENSOR_LATCH_MAX": 16, "IRQ_SENSOR_MODE_MAX": 4}
+
+    def device_knobs(self):
+        import re
+        with open(os.path.join(paths.QEMU_DEVICE, "irq-sensor.c")) as f:
+            text = f.read()
+        out = {}
+        for m in re.finditer(r'\[KNOB_\w+\] = \{\s*"([\w-]+)", KT_(\w+), (\w+), (\w+),', text):
+            name, kind, lo, hi = m.groups()
+            out[name] = (kind, int(self.LIMITS.get(lo, lo)), int(self.LIMITS.get(hi, hi)))
+        return out
+
+    def test_every_scenario_knob_is_a_device_knob_in_range(self):
+        dev = self.device_knobs()
+        self.assertIn("period-ns", dev)
+        for k in scenario.SENSOR_KNOBS:
+            self.assertIn(k.qom, dev, k.key)
+            kind, lo, hi = dev[k.qom]
+            if kind == "MODE":
+                self.assertEqual(len(k.field.choices), hi + 1)
+                continue
+            self.assertGreaterEqual(k.field.lo, lo, k.key)
+            self.assertLessEqual(k.field.hi, hi, k.key)
+            self.assertEqual(k.field.kind, int)
+
+    def test_every_knob_has_its_sensor_read_option(self):
+        with open(os.path.join(paths.GUEST_DRIVER, "tools", "sensor-read.c")) as f:
+            text = f.read()
+        for k in scenario.SENSOR_KNOBS:
+            self.assertIn('"%s"' % k.option.lstrip("-"), text, k.key)
+
+    def test_step_overrides_are_the_knobs(self):
+        for k in scenario.SENSOR_KNOBS:
+            self.assertIn(k.key, scenario.STEP_SCHEMA)
+            self.assertIsNone(scenario.STEP_SCHEMA[k.key].default)
+            self.assertIn(k.key, scenario.STEP_KEYS["sensor"])
+
+
+class TierTest(unittest.TestCase):
+    """tier = "ci" means what scenarios/README.md says: the test command
+    runs it (tests/e2e/ names each such scenario)."""
+
+    def test_every_ci_scenario_runs_in_the_test_command(self):
+        e2e = ""
+        for f in glob.glob(os.path.join(paths.ROOT, "tests", "e2e", "test_*.py")):
+            with open(f) as fh:
+                e2e += fh.read()
+        ci = [p.name for f in glob.glob(os.path.join(paths.SCENARIOS, "*.toml"))
+              for p in scenario.load(f) if p["tier"] == "ci"]
+        self.assertTrue(ci)
+        for name in ci:
+            self.assertIn('run_file("%s"' % name, e2e, name)

@@ -120,11 +120,10 @@ def measure_window(limit=WINDOW_STEP_LIMIT):
 
 
 class Checker:
-    def __init__(self, vmlinux, mode, out, window_samples=1, modules_dir=None):
+    def __init__(self, vmlinux, mode, out, modules_dir=None):
         self.vmlinux = vmlinux
         self.mode = mode
         self.out = out
-        self.window_samples = window_samples
         self.modules_dir = modules_dir
         self.sites = {}              # address -> site dict (static inventory)
         self.hits = {}               # address -> number of stops
@@ -222,7 +221,7 @@ class Checker:
         if self.has_table and not allowed:
             record["backtrace"] = backtrace()
             self.violations.append(record)
-        if self.step_budget > 0 and self.hits[pc] <= self.window_samples:
+        if self.step_budget > 0 and self.hits[pc] == 1:     # one window per site
             limit = min(WINDOW_STEP_LIMIT, self.step_budget)
             steps, end = measure_window(limit)
             self.step_budget -= steps or limit

@@ -7,7 +7,7 @@ vmlinux-gdb.py of the same build (for $lx_current() and lx-symbols).
 
 import gdb
 
-from irqrig_gdb import check, inventory
+from irqrig_gdb import campaign, check, inventory
 
 SOFT_IRQS_OFF_OFFSET = 1 << 24       # include/linux/preempt.h (RT_IRQ_DISABLE)
 
@@ -27,6 +27,8 @@ Subcommands:
   irqrig state             soft/hard interrupt state per CPU, last callers
   irqrig break-window N    stop when a hard-off window exceeds N instructions
   irqrig fire [DEVICE]     raise an irq-sensor interrupt now (QOM fire)
+  irqrig fire-at ADDR N    fire each time the guest reaches ADDR, N times
+  irqrig campaign T P      the exact interrupt campaign (runner.py)
   irqrig check MODE FILE   run the dynamic cli check until the target ends"""
 
     def __init__(self):
@@ -114,10 +116,6 @@ count; last-off/last-on: where the task last disabled/enabled soft irqs
             gdb.execute("info symbol 0x%x" % on, to_string=True).strip())
 
 
-class WindowBreakpoint(gdb.Breakpoint):
-    """Stops at a cli site; the command then measures the window."""
-
-
 class IrqrigBreakWindow(gdb.Command):
     """Stop when a hard-off window is longer than N instructions.
 
@@ -178,6 +176,65 @@ soft-off section."""
         gdb.write(out or "irqrig: fired %s\n" % path)
 
 
+class IrqrigFireAt(gdb.Command):
+    """Fire the irq-sensor each time the guest reaches an instruction.
+
+Usage: irqrig fire-at ADDRESS COUNT [QOM-PATH]
+Continues the guest; every time a CPU stops at ADDRESS the sensor fires
+(qom-set ... fire true), COUNT times, then the breakpoint goes and gdb
+detaches.  Prints "irqrig fire-at: fired N times" (the runner reads it);
+ends early, with what it fired, when the target goes away."""
+
+    def __init__(self):
+        super().__init__("irqrig fire-at", gdb.COMMAND_USER)
+
+    def invoke(self, arg, from_tty):
+        args = arg.split()
+        if len(args) not in (2, 3):
+            raise gdb.GdbError("usage: irqrig fire-at ADDRESS COUNT [QOM-PATH]")
+        addr, count = int(args[0], 0), int(args[1])
+        path = args[2] if len(args) > 2 else "/machine/peripheral/sensor"
+        bp = gdb.Breakpoint("*0x%x" % addr, internal=True)
+        bp.silent = True
+        fired = 0
+        try:
+            while fired < count:
+                try:
+                    gdb.execute("continue", to_string=True)
+                except gdb.error:
+                    break                   # target gone
+                if check._u64("$pc") != addr:
+                    continue
+                gdb.execute("monitor qom-set %s fire true" % path, to_string=True)
+                fired += 1
+        finally:
+            gdb.write("irqrig fire-at: fired %d times\n" % fired)
+            try:
+                bp.delete()
+                gdb.execute("detach", to_string=True)
+            except gdb.error:
+                pass
+
+
+class IrqrigCampaign(gdb.Command):
+    """Fire the irq-sensor at chosen instructions; record where it landed.
+
+Usage: irqrig campaign TARGETS.json PROGRESS.jsonl
+The exact interrupt campaign (irqrig_gdb/campaign.py): breakpoints on the
+targets, and at each stop on the sensor's CPU a fire and a single step
+with interrupts allowed.  Ends when all targets are done, the target goes
+away, or on SIGINT; then detaches."""
+
+    def __init__(self):
+        super().__init__("irqrig campaign", gdb.COMMAND_USER)
+
+    def invoke(self, arg, from_tty):
+        args = arg.split()
+        if len(args) != 2:
+            raise gdb.GdbError("usage: irqrig campaign TARGETS.json PROGRESS.jsonl")
+        campaign.Campaign(args[0], args[1]).run()
+
+
 class IrqrigCheck(gdb.Command):
     """Run the dynamic cli check until the target goes away.
 
@@ -203,4 +260,6 @@ def register():
     IrqrigState()
     IrqrigBreakWindow()
     IrqrigFire()
+    IrqrigFireAt()
+    IrqrigCampaign()
     IrqrigCheck()

@@ -79,6 +79,19 @@ class Elf:
         self._funcs = out
         return out
 
+    def symbol_names(self):
+        """Names of all symbols (defined or not) in the symbol table."""
+        out = set()
+        for idx, s in enumerate(self.sections):
+            if s.kind != 2:                     # SHT_SYMTAB
+                continue
+            str_off = self.sections[self._raw[idx][6]].offset
+            for off in range(s.offset, s.offset + s.size, 24):
+                (st_name,) = struct.unpack_from("<I", self.data, off)
+                if st_name:
+                    out.add(self._cstr(str_off + st_name))
+        return out
+
     def function_at(self, addr, shndx=None):
         """Name of the function containing addr (vmlinux: by address)."""
         funcs = self.functions()

@@ -4,12 +4,12 @@ import unittest
 
 from common import run_text, verdict
 
-from irqrig import qemu
+from irqrig import procs
 
 
 class FailureTest(unittest.TestCase):
     def tearDown(self):
-        self.assertEqual(qemu._started, {}, "a QEMU process was left running")
+        self.assertEqual(procs.running(), {}, "a QEMU process was left running")
 
     def test_kernel_panic(self):
         rs = run_text('variants = ["6.12-rt"]\n[[steps]]\ntype = "shell"\n'

@@ -5,7 +5,7 @@ can stop one of its CPUs for a while (measured on the project's 2-core
 machine while it was busy: stops of ~100 ms, dozens a minute, each CPU on
 its own).  While a host CPU is stopped, a vCPU thread on it stands still
 although the host kernel counts it as running, so schedstat
-(hoststall.py) cannot see it; under TCG without icount the guest's clocks
+(stalls.py) cannot see it; under TCG without icount the guest's clocks
 go on, and its interrupts wait.
 
 The probe: one process per host CPU, pinned, SCHED_FIFO at the lowest RT
@@ -15,7 +15,7 @@ more is a freeze of that CPU.  Without the privilege for SCHED_FIFO it
 runs as a normal task and its oversleeps include host scheduling; the
 summary says which.
 
-Run as a script, this file is the probe: python3 hostfreeze.py OUT.
+Run as a script, this file is the probe: python3 freezes.py OUT.
 """
 
 import ctypes
@@ -184,5 +184,5 @@ def explained(bursts_ns, freezes, offset_ns, tolerance_ns=TOLERANCE_NS,
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
-        sys.exit("usage: hostfreeze.py OUT.jsonl")
+        sys.exit("usage: freezes.py OUT.jsonl")
     _probe_main(sys.argv[1])

@@ -1,0 +1,136 @@
+"""The exact interrupt campaign, inside gdb: fire the irq-sensor at chosen
+instructions and record where each interrupt landed.
+
+`irqrig campaign TARGETS.json PROGRESS.jsonl` (commands.py) runs it.
+TARGETS.json (written by the runner, irqrig/campaign.py):
+
+    {"targets": [{"addr": N, "section": ID}, ...], "cpu": 0,
+     "qom_path": "/machine/peripheral/sensor", "tries": 3}
+
+For each stop at a target on the sensor's CPU: fire the sensor (its MSI is
+routed to that CPU), single-step with interrupts allowed, and read the
+interrupted RIP from the hardware frame: the interrupt landed at the
+target if that RIP is the target.  One line per fire goes to PROGRESS.jsonl
+at once (a crash right after a fire must leave its line behind).  A
+covered target's breakpoint goes; a target is tried at most `tries` times.
+The loop ends when every target is done, when the target goes away, or on
+SIGINT (the runner's way to end the campaign); then gdb detaches and the
+guest runs on.
+"""
+
+import json
+import time
+
+import gdb
+
+from irqrig_gdb import check
+
+FRAME_WORDS = 3                 # look this far up the stack for the frame
+KERNEL_CS = 0x10
+
+
+def _landed_rip():
+    """The interrupted RIP if we stand just inside an interrupt entry."""
+    sp = check._u64("$sp")
+    inferior = gdb.selected_inferior()
+    words = []
+    for i in range(FRAME_WORDS + 2):
+        try:
+            raw = bytes(inferior.read_memory(sp + 8 * i, 8))
+        except gdb.MemoryError:
+            return None
+        words.append(int.from_bytes(raw, "little"))
+    # [rip, cs, rflags]: the hardware frame (an entry stub may have
+    # pushed a vector number first).
+    for i in range(FRAME_WORDS):
+        if words[i + 1] == KERNEL_CS and words[i] >> 47:
+            return words[i]
+    return None
+
+
+class Campaign:
+    def __init__(self, targets_path, progress_path):
+        with open(targets_path, encoding="utf-8") as f:
+            spec = json.load(f)
+        self.cpu = spec.get("cpu", 0)
+        self.qom = spec.get("qom_path", "/machine/peripheral/sensor")
+        self.tries = spec.get("tries", 3)
+        self.section = {t["addr"]: t["section"] for t in spec["targets"]}
+        self.left = {a: self.tries for a in self.section}
+        self.progress = open(progress_path, "a", encoding="utf-8")
+        self.bps = {}
+        self.fired = 0
+
+    def log(self, record):
+        self.progress.write(json.dumps(record) + "\n")
+        self.progress.flush()
+
+    def setup(self):
+        # Breakpoints stay in guest memory while stopped: with hundreds of
+        # them, removing and inserting all at each stop would cost more
+        # than the stop.  Single steps let interrupts in (QEMU's default
+        # masks them), so a fired interrupt lands at the stepped instruction.
+        gdb.execute("set breakpoint always-inserted on", to_string=True)
+        gdb.execute("maintenance packet Qqemu.sstep=0x1", to_string=True)
+        for addr in self.section:
+            try:
+                bp = gdb.Breakpoint("*0x%x" % addr, internal=True)
+            except gdb.error as e:
+                self.log({"addr": addr, "error": str(e)})
+                continue
+            bp.silent = True
+            self.bps[addr] = bp
+        self.log({"started": time.time(), "targets": len(self.bps)})
+
+    def drop(self, addr):
+        bp = self.bps.pop(addr, None)
+        if bp is not None:
+            bp.delete()
+
+    def on_target(self, pc):
+        gdb.execute("monitor qom-set %s fire true" % self.qom, to_string=True)
+        self.fired += 1
+        record = {"addr": pc, "section": self.section[pc], "fire": self.fired,
+                  "t": time.time()}
+        self.log(dict(record, state="fired"))
+        gdb.execute("stepi", to_string=True)
+        rip = _landed_rip()
+        record.update(landed=rip == pc, landed_rip=rip, pc_after=check._u64("$pc"))
+        self.log(record)
+        self.left[pc] -= 1
+        if record["landed"] or self.left[pc] <= 0:
+            self.drop(pc)
+
+    def run(self):
+        self.setup()
+        reason = "done"
+        while self.bps:
+            try:
+                gdb.execute("continue", to_string=True)
+            except gdb.error:
+                reason = "target gone"
+                break
+            pc = check._u64("$pc")
+            cpu = gdb.selected_thread().num - 1
+            if pc not in self.bps:
+                reason = "interrupted"          # SIGINT from the runner
+                break
+            if cpu != self.cpu:
+                continue                        # the sensor cannot reach that CPU
+            try:
+                self.on_target(pc)
+            except gdb.error as e:
+                reason = "gdb error: %s" % e
+                break
+        self.log({"ended": time.time(), "reason": reason, "fired": self.fired,
+                  "left": len(self.bps)})
+        for addr in list(self.bps):
+            try:
+                self.drop(addr)
+            except gdb.error:
+                pass
+        self.progress.close()
+        try:
+            gdb.execute("detach", to_string=True)
+        except gdb.error:
+            pass
