@@ -173,6 +173,8 @@ class Boot:
         args = ["insmod", "/lib/modules/%s.ko" % self.module]
         if d["nodelay"] and self.guest.get("irqsoft") == "1":
             args.append("nodelay=1")
+        if d["shared_irq"]:
+            args.append("shared_irq=1")
         if d["hog_length_us"]:
             args += ["hog_us=%d" % d["hog_length_us"], "hog_period_us=%d" % d["hog_period_us"],
                      "hog_cpu=%d" % d["hog_cpu"]]

@@ -115,6 +115,12 @@ def cmd_inventory(args):
     return EXIT_PASS
 
 
+def cmd_overhead(args):
+    from irqrig import overhead
+    print(overhead.run(args.results, args.base))
+    return EXIT_PASS
+
+
 def cmd_compare(args):
     from irqrig import compare, results
     res = compare.compare(args.base, args.new, args.variants)
@@ -210,6 +216,12 @@ def parser():
                    help="also list the soft sections matching PATTERN (subsystem, file, "
                         "function or inlined function, glob)")
     p.set_defaults(func=cmd_inventory)
+
+    p = sub.add_parser("overhead", help="instructions per irq primitive and per "
+                       "fork/exec/pipe from an overhead-icount result set")
+    p.add_argument("results", help="results/<run-id> of scenarios/overhead-icount.toml")
+    p.add_argument("--base", default="6.12-rt", help="the stock variant (default 6.12-rt)")
+    p.set_defaults(func=cmd_overhead)
 
     p = sub.add_parser("compare", help="regressions between two result sets")
     p.add_argument("base", help="results/<run-id> (or its results.json)")

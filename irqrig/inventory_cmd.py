@@ -15,9 +15,10 @@ inventory = gdbscripts.module("inventory")
 
 
 def baseline_for(name):
-    """The PREEMPT variant of the same kernel version (removal % base)."""
+    """The PREEMPT variant of the same kernel version and configuration
+    (tinyconfig or wide.config): the removal % base."""
     v = variants.get(name)
-    base = "%s-preempt" % v.version
+    base = "%s-preempt%s" % (v.version, "-wide" if v.wide else "")
     return base if base in variants.VARIANTS else None
 
 

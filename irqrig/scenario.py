@@ -140,6 +140,8 @@ SCHEMA = {
         "module": Field(str, "irq_sensor", choices=["irq_sensor", "irq_sensor_unsafe"],
                         doc="irq_sensor_unsafe: test-only soft-guarded build"),
         "nodelay": Field(bool, False, doc="ask for IRQF_NODELAY where the kernel has it"),
+        "shared_irq": Field(bool, False, doc="request the interrupt IRQF_SHARED (needed by "
+                                            "the debugfs reqfree loop)"),
         "hog_length_us": Field(int, 0, lo=0, hi=1000000),
         "hog_period_us": Field(int, 10000, lo=1, hi=10000000),
         "hog_cpu": Field(int, -1, lo=-1, hi=7),

@@ -51,6 +51,11 @@ class Variant:
         return "irqsoft" in self.patchsets
 
     @property
+    def wide(self):
+        """Built with wide.config (a distro-like guest), not tinyconfig alone."""
+        return "wide" in self.fragments
+
+    @property
     def preempt_rt(self):
         return "rt" in self.fragments
 
@@ -86,6 +91,15 @@ VARIANTS = {v.name: v for v in [
     Variant("6.1-rt-irqsoft-debug", "6.1", ["rt", "rt-irq-disable", "debug"],
             ["debian-rt", "irqsoft"], icount_smp=False,
             description="6.1-rt-irqsoft + lockdep and debug checks"),
+    # A wide, distro-like configuration (kernel-patches/configs/wide.config):
+    # built on demand, for the static counts next to tinyconfig's.
+    Variant("6.12-preempt-wide", "6.12", ["preempt", "wide"], default=False,
+            description="6.12-preempt with wide.config (distro-like guest)"),
+    Variant("6.12-rt-wide", "6.12", ["rt", "wide"], default=False,
+            description="6.12-rt with wide.config (distro-like guest)"),
+    Variant("6.12-rt-irqsoft-wide", "6.12", ["rt", "rt-irq-disable", "wide"], ["irqsoft"],
+            default=False,
+            description="6.12-rt-irqsoft with wide.config (distro-like guest)"),
 ]}
 
 DEFAULT_VARIANTS = [n for n, v in VARIANTS.items() if v.default]

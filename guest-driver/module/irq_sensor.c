@@ -36,6 +36,7 @@
 #include <linux/kthread.h>
 #include <linux/sched.h>
 #include <linux/wait.h>
+#include <linux/completion.h>
 #include <linux/workqueue.h>
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
@@ -122,6 +123,60 @@ MODULE_PARM_DESC(hog_period_us, "irq-off hog: one section every this many us");
 static int hog_cpu = -1;
 module_param(hog_cpu, int, 0444);
 MODULE_PARM_DESC(hog_cpu, "irq-off hog: CPU to run on (-1 = any)");
+
+static bool shared_irq;
+module_param(shared_irq, bool, 0444);
+MODULE_PARM_DESC(shared_irq,
+		 "request the handler with IRQF_SHARED on every irq type (for debugfs reqfree)");
+
+#ifdef SENSOR_CAN_NODELAY
+/*
+ * Test only: the IRQF_NODELAY handler also calls an API that the NODELAY
+ * contract forbids (its raw lock is soft in CONFIG_RT_IRQ_DISABLE), so
+ * that the debug kernel's check can be seen to name it.  Each write arms
+ * one such call, by the next interrupt: one is enough to be named, and
+ * more would risk the very deadlock the contract prevents.  For
+ * complete(), the write itself is the task-side (soft) use of the
+ * completion's lock.
+ */
+enum {
+	SENSOR_VIOLATE_NONE,
+	SENSOR_VIOLATE_COMPLETE,	/* complete() */
+	SENSOR_VIOLATE_QUEUE_WORK,	/* queue_work() */
+	SENSOR_VIOLATE_HRTIMER,		/* hrtimer_start() */
+	SENSOR_VIOLATE_MAX = SENSOR_VIOLATE_HRTIMER,
+};
+
+static unsigned int nodelay_violation;
+static atomic_t sensor_nd_armed = ATOMIC_INIT(0);
+static DECLARE_COMPLETION(sensor_nd_done);
+static struct work_struct sensor_nd_work;
+static struct hrtimer sensor_nd_timer;
+
+static int sensor_nd_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int v;
+	int ret = kstrtouint(val, 0, &v);
+
+	if (ret)
+		return ret;
+	if (v > SENSOR_VIOLATE_MAX)
+		return -EINVAL;
+	WRITE_ONCE(nodelay_violation, v);
+	if (v == SENSOR_VIOLATE_COMPLETE)
+		complete(&sensor_nd_done);	/* takes its lock, soft */
+	atomic_set(&sensor_nd_armed, v != SENSOR_VIOLATE_NONE);
+	return 0;
+}
+
+static const struct kernel_param_ops sensor_nd_ops = {
+	.set	= sensor_nd_set,
+	.get	= param_get_uint,
+};
+module_param_cb(nodelay_violation, &sensor_nd_ops, &nodelay_violation, 0644);
+MODULE_PARM_DESC(nodelay_violation,
+		 "TEST: with nodelay, the next interrupt's handler also calls 1 = complete(), 2 = queue_work(), 3 = hrtimer_start() (forbidden to IRQF_NODELAY handlers)");
+#endif
 
 static unsigned int sensor_irq_mask;	/* PCI_IRQ_* parsed from irq_types */
 static struct dentry *sensor_dbg_root;
@@ -231,6 +286,10 @@ struct sensor_dev {
 	struct mutex hog_mutex;		/* hog thread start/stop */
 	struct task_struct *hog_task;
 	struct irq_sensor_hog hog;	/* read by the hog thread while it runs */
+
+	bool shared;			/* handler requested with IRQF_SHARED */
+	int extra;			/* dev_id of debugfs reqfree's action */
+	atomic_long_t reqfree_cycles;	/* request/free cycles done */
 
 	struct miscdevice misc;
 	struct dentry *dbg;
@@ -464,10 +523,42 @@ static unsigned int sensor_service(struct sensor_dev *sd, bool from_irq)
 	return n + refused;
 }
 
+#ifdef SENSOR_CAN_NODELAY
+/* Test only (nodelay_violation): calls an IRQF_NODELAY handler must not make. */
+static void sensor_violate(struct sensor_dev *sd)
+{
+	if (!sd->nodelay || !atomic_xchg(&sensor_nd_armed, 0))
+		return;
+	switch (READ_ONCE(nodelay_violation)) {
+	case SENSOR_VIOLATE_COMPLETE:
+		complete(&sensor_nd_done);
+		break;
+	case SENSOR_VIOLATE_QUEUE_WORK:
+		queue_work(system_wq, &sensor_nd_work);
+		break;
+	case SENSOR_VIOLATE_HRTIMER:
+		hrtimer_start(&sensor_nd_timer, ms_to_ktime(1), HRTIMER_MODE_REL);
+		break;
+	}
+}
+
+static void sensor_nd_work_fn(struct work_struct *work)
+{
+}
+
+static enum hrtimer_restart sensor_nd_timer_fn(struct hrtimer *t)
+{
+	return HRTIMER_NORESTART;
+}
+#else
+static inline void sensor_violate(struct sensor_dev *sd) { }
+#endif
+
 static irqreturn_t sensor_irq(int irq, void *data)
 {
 	struct sensor_dev *sd = data;
 
+	sensor_violate(sd);
 	/* nothing latched: spurious (or another device on a shared INTx) */
 	return sensor_service(sd, true) ? IRQ_HANDLED : IRQ_NONE;
 }
@@ -1115,9 +1206,132 @@ static int sensor_state_show(struct seq_file *m, void *v)
 	seq_printf(m, "hog_us %u\nhog_period_us %u\nhog_cpu %d\n",
 		   sd->hog.length_us, sd->hog.period_us, sd->hog.cpu);
 	mutex_unlock(&sd->hog_mutex);
+	seq_printf(m, "shared %d\nreqfree_cycles %ld\n", sd->shared,
+		   atomic_long_read(&sd->reqfree_cycles));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(sensor_state);
+
+/* The action debugfs reqfree adds and removes: never the device's. */
+static irqreturn_t sensor_extra_irq(int irq, void *data)
+{
+	return IRQ_NONE;
+}
+
+/*
+ * debugfs reqfree: write N to request and free a second, shared action on
+ * the device's interrupt N times, while it may be flooding - free_irq()
+ * against interrupts in flight.  With nodelay the action alternates
+ * between IRQF_NODELAY and IRQF_NO_THREAD (which a soft section must log),
+ * so whether the interrupt may run inside soft sections flips each cycle.
+ * Needs shared_irq=1.
+ */
+static ssize_t sensor_reqfree_write(struct file *file, const char __user *buf,
+				    size_t len, loff_t *ppos)
+{
+	struct sensor_dev *sd = file->private_data;
+	unsigned int i, n;
+	int ret;
+
+	ret = kstrtouint_from_user(buf, len, 0, &n);
+	if (ret)
+		return ret;
+	if (!sd->shared)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		unsigned long irqf = IRQF_SHARED;
+
+		if (sd->nodelay)
+			irqf |= (i & 1) ? IRQF_NO_THREAD : SENSOR_IRQF_NODELAY;
+		ret = request_irq(sd->irq, sensor_extra_irq, irqf,
+				  "irq-sensor-extra", &sd->extra);
+		if (ret)
+			return ret;
+		free_irq(sd->irq, &sd->extra);
+		atomic_long_inc(&sd->reqfree_cycles);
+		if (signal_pending(current))
+			return -EINTR;
+		cond_resched();
+	}
+	return len;
+}
+
+/*
+ * debugfs irqbench: the cost of the interrupt-disabling primitives, for
+ * QEMU -icount (1 instruction = 2^shift ns of guest time).  Each figure is
+ * the best of IRQBENCH_RUNS runs of IRQBENCH_PAIRS pairs, minus the same
+ * loop empty, in ns per pair: a run that took an interrupt loses.
+ */
+#define IRQBENCH_RUNS	20
+#define IRQBENCH_PAIRS	4096
+
+static DEFINE_RAW_SPINLOCK(sensor_bench_lock);
+
+enum { BENCH_EMPTY, BENCH_SAVE, BENCH_DISABLE, BENCH_RAW_LOCK, BENCH_N };
+
+static u64 sensor_bench_run(int what)
+{
+	unsigned long flags;
+	u64 t0;
+	int i;
+
+	t0 = ktime_get_ns();
+	for (i = 0; i < IRQBENCH_PAIRS; i++) {
+		switch (what) {
+		case BENCH_EMPTY:
+			barrier();
+			break;
+		case BENCH_SAVE:
+			local_irq_save(flags);
+			local_irq_restore(flags);
+			break;
+		case BENCH_DISABLE:
+			local_irq_disable();
+			local_irq_enable();
+			break;
+		case BENCH_RAW_LOCK:
+			raw_spin_lock_irqsave(&sensor_bench_lock, flags);
+			raw_spin_unlock_irqrestore(&sensor_bench_lock, flags);
+			break;
+		}
+	}
+	return ktime_get_ns() - t0;
+}
+
+static int sensor_irqbench_show(struct seq_file *m, void *v)
+{
+	static const char * const names[BENCH_N] = {
+		"empty", "local_irq_save_restore", "local_irq_disable_enable",
+		"raw_spin_lock_irqsave_unlock",
+	};
+	u64 best[BENCH_N];
+	int r, w;
+
+	for (w = 0; w < BENCH_N; w++)
+		best[w] = U64_MAX;
+	preempt_disable();
+	for (r = 0; r < IRQBENCH_RUNS; r++) {
+		for (w = 0; w < BENCH_N; w++)
+			best[w] = min(best[w], sensor_bench_run(w));
+	}
+	preempt_enable();
+	seq_printf(m, "pairs %d\nruns %d\n", IRQBENCH_PAIRS, IRQBENCH_RUNS);
+	for (w = 0; w < BENCH_N; w++)
+		seq_printf(m, "%s_ns %llu\n", names[w], best[w]);
+	for (w = 1; w < BENCH_N; w++)
+		seq_printf(m, "%s_per_pair_ns_x100 %llu\n", names[w],
+			   (best[w] - min(best[w], best[BENCH_EMPTY])) * 100 /
+			   IRQBENCH_PAIRS);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(sensor_irqbench);
+
+static const struct file_operations sensor_reqfree_fops = {
+	.owner	= THIS_MODULE,
+	.open	= simple_open,
+	.write	= sensor_reqfree_write,
+	.llseek	= noop_llseek,
+};
 
 /* PCI */
 
@@ -1142,8 +1356,9 @@ static int sensor_setup_irq(struct sensor_dev *sd)
 		ret = pci_alloc_irq_vectors(pdev, 1, 1, types[i].type);
 		if (ret < 0)
 			continue;
-		if (types[i].type == SENSOR_PCI_IRQ_INTX)
+		if (types[i].type == SENSOR_PCI_IRQ_INTX || shared_irq)
 			irqf |= IRQF_SHARED;
+		sd->shared = irqf & IRQF_SHARED;
 		sd->irq = pci_irq_vector(pdev, 0);
 		ret = request_irq(sd->irq, sensor_irq, irqf, sd->name, sd);
 		if (!ret) {
@@ -1264,6 +1479,8 @@ static int sensor_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	sd->dbg = debugfs_create_dir(pci_name(pdev), sensor_dbg_root);
 	debugfs_create_file("counters", 0444, sd->dbg, sd, &sensor_counters_fops);
 	debugfs_create_file("state", 0444, sd->dbg, sd, &sensor_state_fops);
+	debugfs_create_file("reqfree", 0200, sd->dbg, sd, &sensor_reqfree_fops);
+	debugfs_create_file("irqbench", 0444, sd->dbg, sd, &sensor_irqbench_fops);
 
 	mutex_lock(&sd->hog_mutex);
 	ret = sensor_hog_start_locked(sd, &hog);
@@ -1443,6 +1660,11 @@ static int __init sensor_init(void)
 	pr_warn("TEST-ONLY build: soft guard even with nodelay; expect lockdep reports or a hang\n");
 #endif
 
+#ifdef SENSOR_CAN_NODELAY
+	INIT_WORK(&sensor_nd_work, sensor_nd_work_fn);
+	hrtimer_init(&sensor_nd_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+	sensor_nd_timer.function = sensor_nd_timer_fn;
+#endif
 	sensor_dbg_root = debugfs_create_dir(KBUILD_MODNAME, NULL);
 	ret = pci_register_driver(&sensor_driver);
 	if (ret)
@@ -1453,6 +1675,10 @@ static int __init sensor_init(void)
 static void __exit sensor_exit(void)
 {
 	pci_unregister_driver(&sensor_driver);
+#ifdef SENSOR_CAN_NODELAY
+	cancel_work_sync(&sensor_nd_work);
+	hrtimer_cancel(&sensor_nd_timer);
+#endif
 	debugfs_remove_recursive(sensor_dbg_root);
 	ida_destroy(&sensor_ida);
 }

@@ -26,6 +26,25 @@ class IrqsoftTest(unittest.TestCase):
         self.assertEqual(r["status"], "pass", r["verdicts"])
         self.assertTrue(any(r["expected_failure"]["detected"].values()))
 
+    def test_nodelay_contract_is_named(self):
+        """An IRQF_NODELAY handler calling complete(), queue_work() and
+        hrtimer_start() (soft raw locks) is reported by name, each."""
+        rs = run_file("nodelay-contract", "nodelay-contract", ["6.12-rt-irqsoft-debug"])
+        (r,) = rs.data["runs"]
+        self.assertEqual(r["status"], "pass", r["verdicts"])
+        with open(r["logs"]["console"], encoding="utf-8", errors="replace") as f:
+            named = [line for line in f if "IRQF_NODELAY contract violated" in line]
+        for api in ("complete", "queue_work", "hrtimer_start"):
+            self.assertTrue(any(api in line and "sensor_irq" in line for line in named),
+                            "no report names sensor_irq and %s: %s" % (api, named))
+
+    def test_request_free_against_flood(self):
+        """free_irq() of a second action, 4000 times, against a 20 kHz flood:
+        all cycles done, clean console, no hang."""
+        rs = run_file("reqfree-stress", "reqfree-stress", ["6.12-rt-irqsoft-debug"])
+        (r,) = rs.data["runs"]
+        self.assertEqual(r["status"], "pass", r["verdicts"])
+
 
 if __name__ == "__main__":
     unittest.main()
