@@ -63,8 +63,11 @@ def patch_stack(variant):
             out += series_patches(variant.series_dir())
         elif name == "debian-rt":
             out += debian_rt.patches(variant.version)
+        elif os.path.exists(variant.test_patch(name)):
+            out.append(variant.test_patch(name))
         else:
-            raise BuildError("variant %s: unknown patch set %r" % (variant.name, name))
+            raise BuildError("variant %s: unknown patch set %r (no %s)"
+                             % (variant.name, name, variant.test_patch(name)))
     return out
 
 

@@ -20,7 +20,7 @@ from irqrig.util import log
 # Variants the smoke and driver end-to-end tests boot; the gdb and irqsoft
 # tests also boot the patched variants.
 E2E_VARIANTS = ["6.12-rt", "6.12-preempt", "6.12-rt-irqsoft-debug"]
-BUILD_VARIANTS = E2E_VARIANTS + ["6.12-rt-irqsoft"]
+BUILD_VARIANTS = E2E_VARIANTS + ["6.12-rt-irqsoft", "6.12-rt-irqsoft-debug-swapgs-soft"]
 
 
 def _unittests(start, pattern, label, top=None):

@@ -28,7 +28,8 @@ class Variant:
         self.version = version
         self.fragments = list(fragments)
         # Patch stacks applied in order: "debian-rt" is Debian's RT series
-        # (irqrig/debian_rt.py), "irqsoft" is kernel-patches/<version>/.
+        # (irqrig/debian_rt.py), "irqsoft" is kernel-patches/<version>/;
+        # any other name is a test-only patch (test_patch()).
         self.patchsets = list(patchsets)
         self.default = default
         self.description = description
@@ -66,6 +67,10 @@ class Variant:
     def series_dir(self):
         return os.path.join(paths.KERNEL_PATCHES, self.version)
 
+    def test_patch(self, name):
+        """A patch that breaks the series on purpose, for a negative test."""
+        return os.path.join(paths.KERNEL_PATCHES, "test-only", self.version, name + ".patch")
+
 
 VARIANTS = {v.name: v for v in [
     Variant("6.12-preempt", "6.12", ["preempt"],
@@ -77,6 +82,11 @@ VARIANTS = {v.name: v for v in [
     Variant("6.12-rt-irqsoft-debug", "6.12",
             ["rt", "rt-irq-disable", "debug"], ["irqsoft"],
             description="6.12-rt-irqsoft + lockdep and debug checks"),
+    # Test only: one swapgs fix reverted, for the campaign's negative test.
+    Variant("6.12-rt-irqsoft-debug-swapgs-soft", "6.12",
+            ["rt", "rt-irq-disable", "debug"], ["irqsoft", "swapgs-soft"], default=False,
+            description="TEST ONLY: 6.12-rt-irqsoft-debug with native_load_gs_index() "
+                        "soft again (kernel-patches/test-only)"),
     # 6.1 stops at "Booting SMP configuration" (CPU 1 never comes up) under
     # -icount with QEMU 7.2, whatever the shift or sleep mode; 6.12 boots.
     # With QEMU 10.0 a 2-CPU 6.1-preempt boots under -icount (shift 0 and

@@ -1,0 +1,51 @@
+"""The exact soft-window campaign on the swapgs sections: nothing found on
+the fixed series, and the window found by name when one fix is reverted
+(kernel-patches/test-only/6.12/swapgs-soft.patch)."""
+
+import os
+import re
+import unittest
+
+from common import run_file, run_text, verdict
+
+from irqrig import paths
+
+FIXED = "6.12-rt-irqsoft-debug"
+REVERTED = "6.12-rt-irqsoft-debug-swapgs-soft"
+
+
+def reverted_text():
+    """campaign-swapgs.toml on the reverted kernel, expecting the finding."""
+    with open(os.path.join(paths.SCENARIOS, "campaign-swapgs.toml")) as f:
+        text = f.read()
+    text = re.sub(r"(?m)^variants = .*$", 'variants = ["%s"]' % REVERTED, text)
+    text, n = re.subn(r"(?ms)^\[expect\]\n.*?(?=^\[)",
+                      '[expect]\nexpect_failure = "finding"\n'
+                      'finding_in = "*load_gs_index*"\n\n', text)
+    assert n == 1, "campaign-swapgs.toml has no [expect] table"
+    return text
+
+
+class CampaignTest(unittest.TestCase):
+    def test_fixed_series_no_finding(self):
+        rs = run_file("campaign-swapgs", "campaign-swapgs", [FIXED])
+        (r,) = rs.data["runs"]
+        self.assertEqual(r["status"], "pass", [v for v in r["verdicts"] if not v["ok"]])
+        c = r["figures"]["campaign"]
+        self.assertEqual(c["findings"], [])
+        self.assertGreater(c["sections_landed"], 0, "the campaign landed nowhere")
+        self.assertFalse(any(s["function"].endswith("load_gs_index")
+                             for s in c["coverage"]),
+                         "native_load_gs_index is still a soft section")
+
+    def test_reverted_fix_is_found(self):
+        rs = run_text(reverted_text(), "campaign-swapgs-soft", [REVERTED])
+        (r,) = rs.data["runs"]
+        self.assertEqual(r["status"], "pass", [v for v in r["verdicts"] if not v["ok"]])
+        self.assertTrue(verdict(r, "expected failure")["ok"])
+        f = r["figures"]["campaign"]["findings"][0]
+        self.assertIn("reproducer", f)
+
+
+if __name__ == "__main__":
+    unittest.main()
