@@ -30,32 +30,16 @@ FIRST_EXTERNAL_VECTOR = 0x20
 TAIL = 256                      # events kept before a fault
 
 
-class Reader:
-    """Drains QEMU's interrupt log from a FIFO in a thread."""
+class Log:
+    """QEMU's interrupt log, line by line: landings and the first fault."""
 
-    def __init__(self, fifo, raw_copy=None):
-        self.fifo = fifo
-        if os.path.exists(fifo):
-            os.unlink(fifo)
-        os.mkfifo(fifo)
+    def __init__(self):
         self.by_ip = Counter()          # kernel IP -> hardware interrupts landed there
         self.vectors = Counter()
         self.events = 0
         self.tail = deque(maxlen=TAIL)
         self.fault = None               # {"kind", "line", "before": [events]}
         self.triple = False
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-        self._thread.start()
-
-    def _loop(self):
-        # Opening blocks until QEMU opens its end.
-        try:
-            f = open(self.fifo, encoding="ascii", errors="replace")
-        except OSError:
-            return
-        with f:
-            for line in f:
-                self.feed(line)
 
     def feed(self, line):
         m = HEADER.match(line)
@@ -83,6 +67,41 @@ class Reader:
         if m and self.fault is None and int(m.group(1), 16) == 8:
             self.fault = {"kind": "double fault", "before": list(self.tail)}
 
+    def summary(self):
+        return {
+            "events": self.events,
+            "hw_interrupts": sum(self.vectors.values()),
+            "vectors": {"0x%02x" % v: n for v, n in sorted(self.vectors.items())},
+            "kernel_landings": sum(self.by_ip.values()),
+            "by_ip": {"0x%x" % ip: n for ip, n in sorted(self.by_ip.items())},
+            "fault": None if self.fault is None else {
+                "kind": self.fault["kind"],
+                "before": [dict(e, ip="0x%x" % e["ip"]) for e in self.fault["before"]]},
+        }
+
+
+class Reader(Log):
+    """Drains QEMU's interrupt log from a FIFO in a thread."""
+
+    def __init__(self, fifo):
+        super().__init__()
+        self.fifo = fifo
+        if os.path.exists(fifo):
+            os.unlink(fifo)
+        os.mkfifo(fifo)
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _loop(self):
+        # Opening blocks until QEMU opens its end.
+        try:
+            f = open(self.fifo, encoding="ascii", errors="replace")
+        except OSError:
+            return
+        with f:
+            for line in f:
+                self.feed(line)
+
     def stop(self, timeout=30):
         """Wait for QEMU's end to close (QEMU has exited); the summary."""
         if self._thread.is_alive():
@@ -98,18 +117,6 @@ class Reader:
         except OSError:
             pass
         return self.summary()
-
-    def summary(self):
-        return {
-            "events": self.events,
-            "hw_interrupts": sum(self.vectors.values()),
-            "vectors": {"0x%02x" % v: n for v, n in sorted(self.vectors.items())},
-            "kernel_landings": sum(self.by_ip.values()),
-            "by_ip": {"0x%x" % ip: n for ip, n in sorted(self.by_ip.items())},
-            "fault": None if self.fault is None else {
-                "kind": self.fault["kind"],
-                "before": [dict(e, ip="0x%x" % e["ip"]) for e in self.fault["before"]]},
-        }
 
 
 def write(path, summary):
