@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """irqrig: interrupt fault-injection and verification rig (entry point).
 
-Subcommands: install, build, run, suite, test, gdb, inventory, compare, report.
+Subcommands: install, build, run, suite, test, gdb, inventory, overhead,
+compare, report, rejudge, hardoff.
 See README.md; `./runner.py <subcommand> --help` for each.
 """
 

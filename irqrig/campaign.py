@@ -20,7 +20,7 @@ import os
 import random
 import re
 
-from irqrig import console, landings
+from irqrig import console, landings, variants
 from irqrig.errors import UsageError
 
 SECTIONS = "campaign-sections.json"
@@ -253,20 +253,38 @@ def _attribute(rec, index, kinds, fires, land):
 # -- reproducers -----------------------------------------------------------
 
 def load_reproducer(ref):
-    """RESULTS[/findings.json]#N -> the finding's reproducer dict."""
+    """RESULTS[/findings.json]#N -> the finding's reproducer dict, checked
+    (a one-line UsageError for anything this runner did not write)."""
     path, _, n = ref.partition("#")
     if os.path.isdir(path):
         path = os.path.join(path, "findings.json")
     data = read_json(path)
-    if data is None:
+    if not isinstance(data, dict) or not isinstance(data.get("findings"), list):
         raise UsageError("--reproduce %s: %s is not a findings file" % (ref, path))
-    try:
-        f = data["findings"][int(n or 0)]
-        rep = f["reproducer"]
-    except (KeyError, IndexError, ValueError, TypeError):
+    found = data["findings"]
+    if not (n or "0").isdigit() or int(n or 0) >= len(found) or \
+            not isinstance(found[int(n or 0)], dict) or \
+            not isinstance(found[int(n or 0)].get("reproducer"), dict):
         raise UsageError("--reproduce %s: no finding #%s with a reproducer in %s "
-                         "(%d findings)" % (ref, n, path, len(data.get("findings", []))))
+                         "(%d findings)" % (ref, n, path, len(found)))
+    rep = found[int(n or 0)]["reproducer"]
+    bad = [k for k, ok in (
+        ("address", lambda v: isinstance(v, str) and _is_hex(v)),
+        ("seed", lambda v: isinstance(v, int) and not isinstance(v, bool)
+         and 0 <= v < 2**32),
+        ("variant", lambda v: v in variants.VARIANTS)) if not ok(rep.get(k))]
+    if bad:
+        raise UsageError("--reproduce %s: finding #%s's reproducer has no valid %s"
+                         % (ref, n or 0, ", ".join(bad)))
     return rep
+
+
+def _is_hex(text):
+    try:
+        int(text, 16)
+        return True
+    except ValueError:
+        return False
 
 
 def reproduce(point, rep):
@@ -282,6 +300,10 @@ def reproduce(point, rep):
             st = {"type": "campaign", "duration_s": st["duration_s"],
                   "timeout_s": st["timeout_s"]}
         steps.append(st)
+    if not any(st["type"] == "campaign" for st in steps):
+        raise UsageError("--reproduce: %s has no sensor or campaign step to replay a "
+                         "finding with (use the scenario the finding came from: %s)"
+                         % (point.path, rep.get("scenario")))
     d["steps"] = steps
     d["qemu"]["one_insn_per_tb"] = False     # gdb stops at the exact instruction
     d["campaign"]["landings"] = False

@@ -61,6 +61,8 @@ def cmd_run(args):
         from irqrig import campaign
         rep_ = campaign.load_reproducer(args.reproduce)
         points = [campaign.reproduce(p, rep_) for p in points]
+        for p in points:        # the replay is a scenario too: check it as one
+            scenario.check(p, "--reproduce %s: " % args.reproduce)
         only = only or [rep_["variant"]]
     ensure_runtime(args)
     from irqrig import suite

@@ -244,6 +244,8 @@ def _err(path, key, msg):
 
 def _check(path, key, field, value):
     kind = field.kind
+    if value is None and field.default is None and not field.required:
+        return None         # "not set" (TOML has no null: only a parsed scenario has it)
     if kind == "str-list":
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             _err(path, key, "must be a list of strings, got %r" % (value,))
@@ -451,6 +453,47 @@ def _measured(path, data):
              "\"violation\" needs gdb.check = true or trace.hardoff = true")
 
 
+# [campaign] keys and what they need to have any effect: every key a
+# campaign (exact: a campaign step; random: campaign.landings), some only
+# the exact one.
+CAMPAIGN_EXACT_KEYS = ("target", "tries", "insns_per_section")
+
+
+def _effective(path, data):
+    """Refuse settings that nothing would use: a [campaign] key without a
+    campaign, an exact-mode key without a campaign step, a [trace] key
+    without trace.hardoff (they would be ignored unseen).  A key set to
+    its default (or not given) is no setting."""
+    def changed(table):
+        schema = SCHEMA[table]
+        return {k for k, f in schema.items() if data[table][k] != f.default}
+    exact = any(s["type"] == "campaign" for s in data["steps"])
+    random_ = data["campaign"]["landings"]
+    for key in sorted(changed("campaign") - {"landings"}):
+        if key in CAMPAIGN_EXACT_KEYS and not exact:
+            _err(path, "campaign." + key, "has no effect: needs a campaign step (exact "
+                 "mode)%s" % ("; campaign.landings is the random campaign"
+                              if random_ else ""))
+        if not (exact or random_):
+            _err(path, "campaign." + key, "has no effect: needs a campaign "
+                 "(campaign.landings = true or a campaign step)")
+    if not data["trace"]["hardoff"]:
+        for key in sorted(changed("trace") - {"hardoff"}):
+            _err(path, "trace." + key, "needs trace.hardoff = true (the plugin records it)")
+
+
+def check(point, prefix=""):
+    """Validate an already-parsed scenario point again (after a change to
+    it, e.g. --reproduce's): a ScenarioError names what is wrong."""
+    raw = copy.deepcopy(point.data)
+    raw["steps"] = [{k: v for k, v in st.items() if k == "type" or k in STEP_KEYS[st["type"]]}
+                    for st in raw["steps"]]        # parsing filled in every step key
+    try:
+        parse(raw, point.path)
+    except ScenarioError as e:
+        raise ScenarioError(prefix + str(e)) from None
+
+
 def parse(raw, path="<scenario>"):
     raw = dict(raw)
     steps = raw.pop("steps", [])
@@ -469,10 +512,33 @@ def parse(raw, path="<scenario>"):
         _err(path, "variants", "must name at least one variant")
     data["steps"] = _steps(path, steps)
     sweep = _sweep(path, sweep)
+    points = []
+    keys = list(sweep)
+    for combo in itertools.product(*(sweep[k] for k in keys)) if keys else [()]:
+        d = copy.deepcopy(data)
+        for k, v in zip(keys, combo):
+            _set(d, k, v)
+        params = dict(zip(keys, combo))
+        try:
+            _consistent(path, d)        # every point: a sweep can break a rule
+        except ScenarioError as e:
+            if not params:
+                raise
+            raise ScenarioError("%s (sweep point %s)" % (e, ", ".join(
+                "%s = %r" % kv for kv in params.items()))) from None
+        points.append(Scenario(path, d, params))
+    return points
+
+
+def _consistent(path, data):
+    """The rules between keys, on one (swept) scenario point."""
     fire = any(s["type"] in ("gdb-fire", "campaign") for s in data["steps"])
-    for key in ("landings", "windows_log"):
-        if data["trace"][key] and not data["trace"]["hardoff"]:
-            _err(path, "trace." + key, "needs trace.hardoff = true (the plugin records them)")
+    for i, st in enumerate(data["steps"]):      # (a step's timeout_s is only a bound)
+        if st["duration_s"] > data["timeout_s"]:
+            _err(path, "steps[%d].duration_s" % i, "%s s is longer than the scenario's "
+                 "timeout_s (%d s), which bounds the whole run"
+                 % (st["duration_s"], data["timeout_s"]))
+    _effective(path, data)
     if data["trace"]["hardoff"] and data["qemu"]["accel"] == "kvm":
         _err(path, "trace.hardoff", "needs TCG (a TCG plugin): accel must be tcg or auto")
     if data["batch"] and (fire or data["gdb"]["check"]):
@@ -496,14 +562,6 @@ def parse(raw, path="<scenario>"):
             and not data["driver"]["load"]:
         _err(path, "driver.load", "must be true for sensor and rmmod-insmod steps")
     _measured(path, data)
-    points = []
-    keys = list(sweep)
-    for combo in itertools.product(*(sweep[k] for k in keys)) if keys else [()]:
-        d = copy.deepcopy(data)
-        for k, v in zip(keys, combo):
-            _set(d, k, v)
-        points.append(Scenario(path, d, dict(zip(keys, combo))))
-    return points
 
 
 # -- suites ---------------------------------------------------------------

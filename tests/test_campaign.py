@@ -153,10 +153,23 @@ class ReproducerTest(unittest.TestCase):
         with self.assertRaises(UsageError):
             campaign.load_reproducer(d + "#0")
         with open(os.path.join(d, "findings.json"), "w") as f:
-            json.dump({"findings": [{"reproducer": {"address": "0x10"}}, {}]}, f)
+            json.dump({"findings": [{"reproducer": {"address": "0x10", "seed": 1,
+                                                    "variant": "6.12-rt"}}, {},
+                                    {"reproducer": {"address": 16, "seed": "1",
+                                                    "variant": "6.12-rt"}}]}, f)
         self.assertEqual(campaign.load_reproducer(d + "#0")["address"], "0x10")
-        with self.assertRaises(UsageError):
-            campaign.load_reproducer(d + "#1")
+        self.assertEqual(campaign.load_reproducer(d)["address"], "0x10")
+        for n in ("1", "-1", "x", "3"):
+            with self.subTest(n), self.assertRaises(UsageError):
+                campaign.load_reproducer(d + "#" + n)
+        with self.assertRaises(UsageError) as cm:
+            campaign.load_reproducer(d + "#2")
+        self.assertIn("address, seed", str(cm.exception))
+        for body in ("[]", '{"findings": {}}', '{"findings": [1]}', "{"):
+            with open(os.path.join(d, "findings.json"), "w") as f:
+                f.write(body)
+            with self.subTest(body), self.assertRaises(UsageError):
+                campaign.load_reproducer(d + "#0")
 
 
 class ThreadsTest(unittest.TestCase):

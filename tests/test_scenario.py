@@ -109,6 +109,46 @@ class ScenarioTest(unittest.TestCase):
         for f in files:
             self.assertTrue(scenario.load(f), f)
 
+    def test_a_parsed_point_checks_again(self):
+        """scenario.check (used on --reproduce's replay) accepts what parse
+        made of every shipped scenario, and a campaign scenario's replay."""
+        from irqrig import campaign
+        rep = {"address": "ffffffff81000000", "seed": 3, "variant": "6.12-rt"}
+        for f in glob.glob(os.path.join(paths.SCENARIOS, "*.toml")):
+            for p in scenario.load(f):
+                scenario.check(p)
+                if os.path.basename(f).startswith("campaign-"):
+                    scenario.check(campaign.reproduce(p, dict(rep)))
+        # a replay on a batch scenario cannot work: gdb needs the console
+        (p,) = scenario.load("icount-determinism")
+        with self.assertRaises(ScenarioError):
+            scenario.check(campaign.reproduce(p, dict(rep)))
+        (p,) = parse('[sensor]\nenabled = true\n[driver]\nload = true\n'
+                     '[[steps]]\ntype = "campaign"\n')
+        p.data["gdb"]["check"] = True
+        with self.assertRaises(ScenarioError) as cm:
+            scenario.check(p, "--reproduce x: ")
+        self.assertTrue(str(cm.exception).startswith("--reproduce x: t.toml: gdb.check"))
+
+    def test_settings_that_would_be_ignored_are_refused(self):
+        self.assertError('[campaign]\ntarget = "ff"\n', "campaign.target", "no effect")
+        self.assertError('[campaign]\nselect = ["mm"]\n', "campaign.select", "no effect")
+        self.assertError('[campaign]\nlandings = true\ntries = 4\n', "campaign.tries",
+                         "campaign step")
+        self.assertError('[trace]\ntop = 3\n', "trace.top", "trace.hardoff")
+        # set to its default, a key is no setting
+        parse('[campaign]\nseed = 1\n[trace]\nlandings = false\n')
+        (p,) = parse('[campaign]\nlandings = true\nseed = 9\n')
+        self.assertEqual(p["campaign"]["seed"], 9)
+
+    def test_every_sweep_point_is_checked(self):
+        self.assertError('[sensor]\nenabled = true\n[driver]\nload = true\n'
+                         '[[steps]]\ntype = "sensor"\n[sweep]\n"driver.load" = [true, false]\n',
+                         "driver.load", "(sweep point driver.load = False)")
+        self.assertError('[[steps]]\ntype = "cyclictest"\nduration_s = 100\n'
+                         '[sweep]\n"timeout_s" = [600, 60]\n', "steps[0].duration_s",
+                         "timeout_s = 60")
+
 
 class SuiteTest(unittest.TestCase):
     def load(self, text):
