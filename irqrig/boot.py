@@ -146,10 +146,25 @@ class Boot:
             sensor=sensor, sensor_log=self.path("sensor.log") if sensor else None,
             qmp=os.path.join(sock_dir, "qmp.sock"), gdb=os.path.join(sock_dir, "gdb.sock"),
             paused=self.scn["gdb"]["check"], cpu=q["cpu"] or None,
-            one_insn_per_tb=q["one_insn_per_tb"],
+            one_insn_per_tb=q["one_insn_per_tb_boot"] or
+            ("after-boot" if q["one_insn_per_tb"] else False),
             int_log=os.path.join(sock_dir, "int.fifo") if self.scn["campaign"]["landings"]
             else None,
             plugins=plugins)
+
+    def one_insn_per_tb_on(self):
+        """Fine-grained delivery from here on (the boot ran at full speed),
+        checked in QEMU's own account of its accelerator settings."""
+        q = qemu.Qmp(self.cfg.qmp)
+        try:
+            out = q.hmp(self.cfg.one_insn_per_tb_monitor())
+            info = q.hmp("info jit")
+        finally:
+            q.close()
+        if out.strip() or "one-insn-per-tb: on" not in info:
+            raise IrqrigError("could not switch one-insn-per-tb on through QEMU's monitor "
+                             "(%s)" % (out.strip() or "info jit does not say it is on"))
+        self.record["qemu"]["one_insn_per_tb"] = "after boot"
 
     def read_clock_offset(self):
         """Host monotonic minus device time (ns), from the device's
@@ -418,7 +433,9 @@ class Boot:
                     os.unlink(cfg.sensor_log)
             rec["kernel"] = artifacts.kernel_info(self.variant.name)
             rec["qemu"] = {"version": qemu.version(cfg.binary), "argv": cfg.argv(),
-                           "accel": cfg.accel, "icount_shift": cfg.icount}
+                           "accel": cfg.accel, "icount_shift": cfg.icount,
+                           "one_insn_per_tb": "whole run" if cfg.one_insn_per_tb is True
+                           else False}
             child = console.spawn(cfg.argv(), logs["console"])
             watchdog = self._watchdog(child)
             if cfg.icount is None:
@@ -445,6 +462,8 @@ class Boot:
                 raise
             rec["boot_s"] = round(time.monotonic() - t0, 2)
             rec["guest"] = self.guest = info
+            if cfg.one_insn_per_tb == "after-boot":
+                self.one_insn_per_tb_on()
             if watch is not None and watch.freezes is not None:
                 clock_offset = self.read_clock_offset()
             if batch:

@@ -306,6 +306,7 @@ def reproduce(point, rep):
                          % (point.path, rep.get("scenario")))
     d["steps"] = steps
     d["qemu"]["one_insn_per_tb"] = False     # gdb stops at the exact instruction
+    d["qemu"]["one_insn_per_tb_boot"] = False
     d["campaign"]["landings"] = False
     return point
 

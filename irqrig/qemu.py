@@ -52,15 +52,28 @@ class QemuConfig:
         # Interrupts land between any two instructions, as on hardware (TCG
         # otherwise delivers them only at translation-block boundaries):
         # -singlestep up to QEMU 8.0, -accel tcg,one-insn-per-tb=on after.
+        # True: from the first instruction; "after-boot": off on the command
+        # line, switched on by the runner (one_insn_per_tb_on()).
         self.one_insn_per_tb = one_insn_per_tb
         self.int_log = int_log          # -d int,cpu_reset into this file/FIFO
         self.plugins = list(plugins or [])   # -plugin values ("file.so,arg=v,...")
 
+    def _from_start(self):
+        return self.one_insn_per_tb is True
+
     def _accel_props(self):
-        if self.one_insn_per_tb and self.accel == "tcg" and \
+        if self._from_start() and self.accel == "tcg" and \
                 version_tuple(self.binary) >= (8, 1):
             return ",one-insn-per-tb=on"
         return ""
+
+    def one_insn_per_tb_monitor(self):
+        """The HMP command that switches one-insn-per-tb on at run time.
+        It changes the cflags every TB lookup asks for; QEMU leaves a
+        block chain only at an indirect jump, return or interrupt, and
+        from then on runs one-instruction blocks only."""
+        return "one-insn-per-tb on" if version_tuple(self.binary) >= (8, 1) \
+            else "singlestep on"
 
     def argv(self):
         # -nodefaults: no default CD-ROM, VGA or parallel port.  Measured on
@@ -80,7 +93,7 @@ class QemuConfig:
             a += ["-icount", "shift=%d,sleep=off" % self.icount, "-rtc", ICOUNT_RTC]
         if self.cpu:
             a += ["-cpu", self.cpu]
-        if self.one_insn_per_tb and not self._accel_props():
+        if self._from_start() and not self._accel_props():
             a += ["-singlestep"]
         if self.int_log:
             a += ["-d", "int,cpu_reset", "-D", self.int_log]
@@ -172,6 +185,10 @@ class Qmp:
 
     def qom_get(self, path, prop):
         return self.command("qom-get", path=path, property=prop)
+
+    def hmp(self, command_line):
+        """A human monitor command; its output."""
+        return self.command("human-monitor-command", **{"command-line": command_line})
 
     def qom_set(self, path, prop, value):
         return self.command("qom-set", path=path, property=prop, value=value)

@@ -108,7 +108,11 @@ SCHEMA = {
         "cpu": Field(str, "", doc="-cpu model (\"max\": FSGSBASE and the rest TCG has); "
                                   "empty: QEMU's default"),
         "one_insn_per_tb": Field(bool, False, doc="interrupts land between any two "
-                                 "instructions (slow: about 15x)"),
+                                 "instructions, from the end of the boot on (the "
+                                 "runner switches it on through QEMU's monitor)"),
+        "one_insn_per_tb_boot": Field(bool, False, doc="one_insn_per_tb from the first "
+                                      "instruction (the -debug kernel then boots in more "
+                                      "than 10 minutes)"),
     },
     "campaign": {
         "select": Field("str-list", CAMPAIGN_SELECT,

@@ -30,6 +30,16 @@ class OneInsnPerTbTest(unittest.TestCase):
         self.assertEqual(a[a.index("-accel") + 1], "tcg")
         self.assertNotIn("-singlestep", a)
 
+    def test_after_boot_is_a_monitor_command(self):
+        for ver, cmd in (((10, 0), "one-insn-per-tb on"), ((7, 2), "singlestep on")):
+            with mock.patch.object(qemu, "version_tuple", return_value=ver):
+                cfg = qemu.QemuConfig("bzImage", "initrd", binary="/nonexistent/qemu",
+                                      one_insn_per_tb="after-boot")
+                a = cfg.argv()
+                self.assertEqual(a[a.index("-accel") + 1], "tcg")
+                self.assertNotIn("-singlestep", a)
+                self.assertEqual(cfg.one_insn_per_tb_monitor(), cmd)
+
     def test_not_for_kvm(self):
         with mock.patch.object(qemu, "version_tuple", return_value=(10, 0)):
             a = argv(one_insn_per_tb=True, accel="kvm")
