@@ -246,7 +246,15 @@ class Boot:
     def step_sensor(self, st):
         cmd = "sensor-read " + " ".join(self.sensor_args(st))
         rc, out = self.run_cmd(cmd, self.step_s(st, 120))
-        return {"command": cmd, "rc": rc, "output": _keep(out)}
+        return {"command": cmd, "rc": rc, "output": _keep(out),
+                "irq_cpus": self.sensor_irq_cpus()}
+
+    def sensor_irq_cpus(self):
+        """{cpu: count} of the device's interrupts so far (/proc/interrupts):
+        which CPU's hard-off windows bound its latency.  None if unreadable."""
+        rc, out = self.run_cmd("head -1 /proc/interrupts; grep irq-sensor /proc/interrupts",
+                               self.rig_s(30))
+        return hardoff.irq_cpus(out) if rc == 0 else None
 
     def step_rmmod_insmod(self, st):
         cycles = []

@@ -318,6 +318,42 @@ class Symboliser:
 
 # -- verdicts and figures (pure functions of the recorded JSON) ----------------
 
+def irq_cpus(text):
+    """{"cpu": count} of the irq-sensor's interrupts from the guest's
+    `head -1 /proc/interrupts; grep irq-sensor /proc/interrupts`, summed
+    over the device's vectors.  {} when the device has no line."""
+    lines = text.splitlines()
+    header = next((ln for ln in lines if ln.split() and ln.split()[0] == "CPU0"), None)
+    if header is None:
+        return {}
+    ncpu = len(header.split())
+    out = {}
+    for ln in lines:
+        if "irq-sensor" not in ln or ":" not in ln:
+            continue
+        counts = ln.split(":", 1)[1].split()[:ncpu]
+        for cpu, n in enumerate(counts):
+            if n.isdigit() and int(n):
+                out[str(cpu)] = out.get(str(cpu), 0) + int(n)
+    return out
+
+
+def physical_limit(hard_max_ns, hardoff_figs, cpus):
+    """The hard-stage latency maximum next to the longest hard-off window on
+    the CPU(s) that took the sensor's interrupts: a window that long delays
+    an interrupt as long; what the window does not explain is entry,
+    handler and (without icount) host time.  None without both figures.
+    vCPU index = Linux CPU number (QEMU's x86 APIC IDs are in CPU order)."""
+    by_vcpu = hardoff_figs.get("max_ns_by_vcpu") or {}
+    seen = [c for c in sorted(cpus or {}, key=int) if by_vcpu.get(c) is not None]
+    if hard_max_ns is None or not seen:
+        return None
+    window = max(by_vcpu[c] for c in seen)
+    return {"sensor_cpus": {c: cpus[c] for c in seen}, "hard_max_ns": hard_max_ns,
+            "window_max_ns": window, "unexplained_ns": hard_max_ns - window,
+            "clock": hardoff_figs.get("clock")}
+
+
 def figures(data, sym=None, sites=10):
     """The figures that go into results.json."""
     k = data["kernel"]

@@ -20,9 +20,10 @@ def _beside(path):
 
 
 def boots(target):
-    """[(label, variant or None, logs)] of the traced boots in a result set."""
+    """[(label, variant or None, logs, physical limit or None)] of the traced
+    boots in a result set."""
     if target.endswith(".json") and os.path.basename(target) != "results.json":
-        return [(target, None, _beside(target))]
+        return [(target, None, _beside(target), None)]
     data = results.load(target)         # a bad results.json: one line, exit 2
     out = []
     for run in data["runs"]:
@@ -30,7 +31,8 @@ def boots(target):
         if logs.get("iftrack"):
             label = "%s / %s%s" % (run.get("scenario", "?"), run.get("variant", "?"),
                                    "" if not run.get("repeat") else " r%d" % run["repeat"])
-            out.append((label, run.get("variant"), logs))
+            out.append((label, run.get("variant"), logs,
+                        (run.get("figures") or {}).get("physical_limit")))
     return out
 
 
@@ -41,7 +43,7 @@ def main(target, top=10, sites=15, vmlinux=None):
     if not found:
         raise UsageError("%s: no boot with [trace] hardoff = true in it" % target)
     texts = []
-    for label, variant, logs in found:
+    for label, variant, logs, limit in found:
         try:
             data = hardoff.load(logs["iftrack"])
         except hardoff.PluginDataError as e:
@@ -57,6 +59,17 @@ def main(target, top=10, sites=15, vmlinux=None):
         allow = logs.get("iftrack_module_allow")
         if allow and os.path.exists(allow):
             data = hardoff.allow_modules(data, hardoff.read_addresses(allow))
-        texts.append("== %s\n%s" % (label, hardoff.listing(
-            data, hardoff.Symboliser(vm, secs), top, sites)))
+        texts.append("== %s\n%s%s" % (label, hardoff.listing(
+            data, hardoff.Symboliser(vm, secs), top, sites), limit_text(limit)))
     return "\n\n".join(texts)
+
+
+def limit_text(lim):
+    """The hard-stage latency max beside the sensor CPU's longest window."""
+    if not lim:
+        return ""
+    cpus = ", ".join("CPU%s (%d irqs)" % kv for kv in lim["sensor_cpus"].items())
+    return ("\nhard latency max %.1f us; longest hard-off window on the sensor's %s "
+            "%.1f us (%s clock); not explained by it: %.1f us\n" % (
+                lim["hard_max_ns"] / 1000.0, cpus, lim["window_max_ns"] / 1000.0,
+                lim.get("clock") or "?", lim["unexplained_ns"] / 1000.0))

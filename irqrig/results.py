@@ -285,9 +285,31 @@ def summary_markdown(data):
         lines += ["", "Skipped (cannot run there):", ""]
         lines += ["- %s on %s: %s" % (s["scenario"], s["variant"], s["reason"])
                   for s in data["skipped"]]
+    limits = physical_limit_rows(data)
+    if limits:
+        lines += ["", "## Hard latency and the hard-off windows of the sensor's CPU", "",
+                  "The longest window the IF tracker measured on the CPU(s) that took "
+                  "the sensor's interrupts delays one as long; \"not explained\" is what "
+                  "entry, handler and (without icount) host time add.", "",
+                  table(limits, markdown=True)]
     for extra in data.get("sections", []):
         lines += ["", "## " + extra["title"], "", extra["text"]]
     return "\n".join(lines) + "\n"
+
+
+def physical_limit_rows(data):
+    rows = []
+    for r in data["runs"]:
+        lim = (r.get("figures") or {}).get("physical_limit")
+        if lim:
+            rows.append({"scenario": r["scenario"], "variant": r["variant"],
+                         "clock": lim.get("clock") or "-",
+                         "sensor CPU (irqs)": ", ".join("%s (%d)" % kv for kv in
+                                                        lim["sensor_cpus"].items()),
+                         "hard max us": _us(lim["hard_max_ns"]),
+                         "longest window us": _us(lim["window_max_ns"]),
+                         "not explained us": _us(lim["unexplained_ns"])})
+    return rows
 
 
 def write_junit(path, data):

@@ -18,7 +18,7 @@ import os
 import re
 
 from irqrig import artifacts, campaign, console, gdbcheck, hardoff, hostnoise, sensorlog
-from irqrig import variants
+from irqrig import figures, variants
 
 STAGES_BOUNDS = (("hard", "hard_p99_us", "p99"), ("hard", "hard_max_us", "max"),
                  ("thread", "thread_p99_us", "p99"), ("user", "user_p99_us", "p99"))
@@ -285,6 +285,21 @@ class Judge:
         for name, ok, detail in items:
             self.add(name, ok, detail)
 
+    def physical_limit(self):
+        """Hard-stage latency max beside the longest hard-off window on the
+        sensor's CPU (a figure, not a verdict: the two clocks agree only
+        under icount, and entry/handler time adds to the window)."""
+        cpus = None
+        for step in self.rec.get("steps") or []:
+            if isinstance(step, dict) and step.get("irq_cpus") is not None:
+                cpus = step["irq_cpus"]
+        if "hardoff" not in self.figures or cpus is None:
+            return
+        lim = hardoff.physical_limit(figures.get({"figures": self.figures}, "hard max"),
+                                     self.figures["hardoff"], cpus)
+        if lim:
+            self.figures["physical_limit"] = lim
+
     def sensor(self):
         if not self.scn["sensor"]["enabled"]:
             return
@@ -403,6 +418,7 @@ class Judge:
         if self.rec.get("host"):
             self.figures["host"] = dict(self.rec["host"])   # the loss match adds to it
         self.sensor()
+        self.physical_limit()
         self.cyclictest_bound()
         result = {"verdicts": self.items, "figures": self.figures}
         if self.exp["expect_failure"]:

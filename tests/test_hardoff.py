@@ -113,6 +113,37 @@ class VerdictTest(unittest.TestCase):
             "hard-off windows only from allow-listed sites (<= 0 violations)"][0])
 
 
+class PhysicalLimitTest(unittest.TestCase):
+    """The sensor's CPU from /proc/interrupts, and the hard-stage latency
+    max beside that CPU's longest window."""
+
+    INTERRUPTS = ("           CPU0       CPU1       \n"
+                  " 24:          3       1207  PCI-MSI-0000:00:03.0   0-edge      irq-sensor\n"
+                  " 25:          0          5  PCI-MSI-0000:00:03.0   1-edge      irq-sensor\n")
+
+    def test_irq_cpus(self):
+        self.assertEqual(hardoff.irq_cpus(self.INTERRUPTS), {"0": 3, "1": 1212})
+        self.assertEqual(hardoff.irq_cpus("           CPU0\n"), {})
+        self.assertEqual(hardoff.irq_cpus("grep: /proc/interrupts: No such file"), {})
+
+    FIGS = {"clock": "icount", "max_ns_by_vcpu": {"0": 300000, "1": 500000, "2": None}}
+
+    def test_limit_uses_the_sensor_cpus_only(self):
+        lim = hardoff.physical_limit(900000, self.FIGS, {"0": 10})
+        self.assertEqual(lim, {"sensor_cpus": {"0": 10}, "hard_max_ns": 900000,
+                               "window_max_ns": 300000, "unexplained_ns": 600000,
+                               "clock": "icount"})
+        both = hardoff.physical_limit(900000, self.FIGS, {"0": 1, "1": 1, "2": 4})
+        self.assertEqual(both["window_max_ns"], 500000)
+        self.assertEqual(both["sensor_cpus"], {"0": 1, "1": 1})
+
+    def test_no_limit_without_both_figures(self):
+        self.assertIsNone(hardoff.physical_limit(None, self.FIGS, {"0": 1}))
+        self.assertIsNone(hardoff.physical_limit(1000, self.FIGS, {}))
+        self.assertIsNone(hardoff.physical_limit(1000, self.FIGS, {"7": 1}))
+        self.assertIsNone(hardoff.physical_limit(1000, {}, {"0": 1}))
+
+
 class ModuleSitesTest(unittest.TestCase):
     def test_module_sections(self):
         text = ("/sys/module/irq_sensor/sections/.text 0xffffffffa0000000\n"

@@ -36,6 +36,18 @@ class ResultsTest(TmpResultsTest):
         run["figures"]["sensor"] = None
         self.assertEqual(results.row_figures(run)["lost"], "-")
 
+    def test_summary_shows_the_physical_limit(self):
+        run = fake_run("pass")
+        data = {"run_id": "x", "complete": True, "command": ["runner.py"], "started": "s",
+                "finished": "f", "runs": [run, fake_run("pass", variant="6.12-preempt")]}
+        self.assertNotIn("sensor's CPU", results.summary_markdown(data))
+        run["figures"]["physical_limit"] = {
+            "sensor_cpus": {"0": 1200}, "hard_max_ns": 3000, "window_max_ns": 2500,
+            "unexplained_ns": 500, "clock": "icount"}
+        md = results.summary_markdown(data)
+        self.assertIn("| smoke | 6.12-rt | icount | 0 (1200) | 3.0 | 2.5 | 0.5 |", md)
+        self.assertNotIn("| smoke | 6.12-preempt | icount", md)
+
     def test_write_all_files(self):
         rs = results.RunSet("smoke", ["runner.py", "run", "smoke"], planned=[
             {"scenario": "smoke", "variant": v, "repeat": 0}
