@@ -48,6 +48,9 @@ def select(variant, patterns, sections_max, seed):
     return [{"id": s["id"], "function": s["function"], "file": s["file"],
              "line": s["line"], "subsystem": s["subsystem"], "start": s["start"],
              "end": s["end"], "insns": s["insns"], "bounded": s["bounded"],
+             # the functions inlined at the section's start ("native_load_gs_index
+             # (arch/x86/include/asm/gsseg.h:35)"...): a finding names them too
+             "inlined": [f.split(" ", 1)[0] for f in s.get("inlined", ())],
              "callees": {n: callees[n] for n in s.get("callees", ()) if n in callees}}
             for s in secs]
 
@@ -150,7 +153,7 @@ def _describe(index, addr):
     s = index.sections[sid]
     return {"section": sid, "function": s["function"], "file": s["file"],
             "line": s["line"], "address": _hex(addr),
-            "landed_in": callee or s["function"]}
+            "landed_in": callee or s["function"], "inlined": s.get("inlined", [])}
 
 
 def analyze(rec, files):

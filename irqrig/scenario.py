@@ -190,8 +190,9 @@ SCHEMA = {
                                 doc="negative scenario: this failure must be detected"),
         "findings_max": Field(int, None, lo=0, doc="campaign findings, at most"),
         "finding_in": Field(str, None, doc="a campaign finding must be attributed to a "
-                                           "section whose function (or the function the "
-                                           "interrupt landed in) matches this glob"),
+                                           "section whose function, a function inlined at "
+                                           "its start, or the function the interrupt "
+                                           "landed in matches this glob"),
     },
     "compare": {
         "threshold_pct": Field(float, 10.0, lo=0, hi=10000,

@@ -194,7 +194,7 @@ class Judge:
         for f in res["findings"]:
             for a in [f.get("attributed")] + list(f.get("candidates", [])):
                 if a and any(fnmatch.fnmatchcase(n, pat) for n in
-                             (a["function"], a["landed_in"])):
+                             [a["function"], a["landed_in"]] + a.get("inlined", [])):
                     return True
         return False
 

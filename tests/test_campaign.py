@@ -13,7 +13,8 @@ from irqrig.errors import UsageError
 SECTIONS = [
     {"id": 0, "function": "start_thread", "file": "arch/x86/kernel/process_64.c",
      "line": 584, "subsystem": "arch/x86/kernel", "start": 0x100, "end": 0x10c,
-     "insns": [0x100, 0x104, 0x108], "bounded": True, "callees": {"asm_x": [0x900, 0x904]}},
+     "insns": [0x100, 0x104, 0x108], "bounded": True, "callees": {"asm_x": [0x900, 0x904]},
+     "inlined": ["native_load_gs_index"]},
     {"id": 1, "function": "other", "file": "kernel/sched/core.c", "line": 1,
      "subsystem": "kernel/sched", "start": 0x200, "end": 0x208,
      "insns": [0x200, 0x204], "bounded": True, "callees": {}},
@@ -110,10 +111,27 @@ class AnalyzeTest(unittest.TestCase):
         self.assertEqual(f["attributed"]["function"], "start_thread")
         self.assertEqual(f["attributed"]["landed_in"], "asm_x")
         self.assertEqual(f["attributed"]["address"], "0x904")
+        self.assertEqual(f["attributed"]["inlined"], ["native_load_gs_index"])
         self.assertIn("landed there", f["how"])
         self.assertEqual(f["reproducer"]["address"], "0x904")
         self.assertEqual(f["reproducer"]["seed"], 3)
         self.assertIn("rip_function", f["reports"][0])
+
+    def test_finding_in_matches_an_inlined_function(self):
+        from types import SimpleNamespace
+        from irqrig import verdicts
+        a = {"function": "do_arch_prctl_64", "landed_in": "asm_load_gs_index",
+             "inlined": ["native_load_gs_index", "loadseg"]}
+        res = {"findings": [{"attributed": a, "candidates": []}]}
+
+        def finds(pat):
+            return verdicts.Judge.finding_in(SimpleNamespace(exp={"finding_in": pat}), res)
+        self.assertTrue(finds("native_load_gs_index"))
+        self.assertTrue(finds("do_arch_*"))
+        self.assertTrue(finds("asm_load_gs_index"))
+        self.assertFalse(finds("begin_new_exec"))
+        del a["inlined"]                    # a record from before the inline chains
+        self.assertFalse(finds("native_load_gs_index"))
 
     def test_hang_names_where_the_cpus_were(self):
         files = self.files("", [{"fire": 1, "addr": 0x200, "landed": True}])

@@ -2,7 +2,8 @@
 the fixed series, and a finding in a section holding the reverted
 native_load_gs_index() when that fix is reverted
 (kernel-patches/test-only/6.12/swapgs-soft.patch).  Which of its inlined
-copies crashes first varies (start_thread, do_arch_prctl_64)."""
+copies crashes first varies (start_thread, do_arch_prctl_64): the finding
+is matched by the function inlined at the section's start."""
 
 import os
 import re
@@ -22,7 +23,8 @@ def reverted_text():
         text = f.read()
     text = re.sub(r"(?m)^variants = .*$", 'variants = ["%s"]' % REVERTED, text)
     text, n = re.subn(r"(?ms)^\[expect\]\n.*?(?=^\[)",
-                      '[expect]\nexpect_failure = "finding"\n\n', text)
+                      '[expect]\nexpect_failure = "finding"\n'
+                      'finding_in = "native_load_gs_index"\n\n', text)
     assert n == 1, "campaign-swapgs.toml has no [expect] table"
     return text
 
@@ -46,10 +48,14 @@ class CampaignTest(unittest.TestCase):
         self.assertTrue(verdict(r, "expected failure")["ok"])
         # The kernels differ only in native_load_gs_index(), inlined into
         # several of the selected sections (start_thread, do_arch_prctl_64,
-        # ...): the finding must be in one of those, not in exec_mmap's.
+        # ...): the finding must be in one of those (finding_in matches the
+        # sections' inlined functions), not in exec_mmap's.
+        self.assertTrue(verdict(r, "expected failure")["ok"])
         f = r["figures"]["campaign"]["findings"][0]
         self.assertIn("reproducer", f)
         self.assertNotEqual(f["attributed"]["function"], "begin_new_exec", f)
+        self.assertIn("native_load_gs_index", f["attributed"]["inlined"]
+                      + [f["attributed"]["landed_in"]], f)
 
 
 if __name__ == "__main__":
