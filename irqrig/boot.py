@@ -244,10 +244,12 @@ class Boot:
         return args
 
     def step_sensor(self, st):
+        before = self.sensor_irq_cpus()
         cmd = "sensor-read " + " ".join(self.sensor_args(st))
         rc, out = self.run_cmd(cmd, self.step_s(st, 120))
+        after = self.sensor_irq_cpus()
         return {"command": cmd, "rc": rc, "output": _keep(out),
-                "irq_cpus": self.sensor_irq_cpus()}
+                "irq_cpus": hardoff.irq_cpus_delta(before, after)}
 
     def sensor_irq_cpus(self):
         """{cpu: count} of the device's interrupts so far (/proc/interrupts):

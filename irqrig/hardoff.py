@@ -338,6 +338,15 @@ def irq_cpus(text):
     return out
 
 
+def irq_cpus_delta(before, after):
+    """The interrupts each CPU took between two irq_cpus() readings (None if
+    either is missing): the sensor step's, not those of earlier steps."""
+    if before is None or after is None:
+        return None
+    out = {c: n - before.get(c, 0) for c, n in after.items()}
+    return {c: n for c, n in out.items() if n > 0}
+
+
 def physical_limit(hard_max_ns, hardoff_figs, cpus):
     """The hard-stage latency maximum next to the longest hard-off window on
     the CPU(s) that took the sensor's interrupts: a window that long delays

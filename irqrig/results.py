@@ -288,9 +288,13 @@ def summary_markdown(data):
     limits = physical_limit_rows(data)
     if limits:
         lines += ["", "## Hard latency and the hard-off windows of the sensor's CPU", "",
-                  "The longest window the IF tracker measured on the CPU(s) that took "
-                  "the sensor's interrupts delays one as long; \"not explained\" is what "
-                  "entry, handler and (without icount) host time add.", "",
+                  "The longest hard-off window the IF tracker measured on the CPU(s) "
+                  "that took the sensor's interrupts during its step (whole run) bounds "
+                  "how long one waits for delivery. \"not explained\" = hard max - that "
+                  "window: positive is what entry, handler and (without icount) host time "
+                  "add or a window the tracker missed; negative means the bound held with "
+                  "that much slack (no sample met the worst window). Under icount a "
+                  "window's ns include the other vCPU's round-robin time slices.", "",
                   table(limits, markdown=True)]
     for extra in data.get("sections", []):
         lines += ["", "## " + extra["title"], "", extra["text"]]

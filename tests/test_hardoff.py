@@ -126,6 +126,12 @@ class PhysicalLimitTest(unittest.TestCase):
         self.assertEqual(hardoff.irq_cpus("           CPU0\n"), {})
         self.assertEqual(hardoff.irq_cpus("grep: /proc/interrupts: No such file"), {})
 
+    def test_irq_cpus_delta(self):
+        self.assertEqual(hardoff.irq_cpus_delta({"0": 3, "1": 1}, {"0": 4003, "1": 1}),
+                         {"0": 4000})
+        self.assertEqual(hardoff.irq_cpus_delta({}, {"1": 5}), {"1": 5})
+        self.assertIsNone(hardoff.irq_cpus_delta(None, {"1": 5}))
+
     FIGS = {"clock": "icount", "max_ns_by_vcpu": {"0": 300000, "1": 500000, "2": None}}
 
     def test_limit_uses_the_sensor_cpus_only(self):
