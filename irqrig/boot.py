@@ -254,8 +254,7 @@ class Boot:
     def sensor_irq_cpus(self):
         """{cpu: count} of the device's interrupts so far (/proc/interrupts):
         which CPU's hard-off windows bound its latency.  None if unreadable."""
-        rc, out = self.run_cmd("head -1 /proc/interrupts; grep irq-sensor /proc/interrupts",
-                               self.rig_s(30))
+        rc, out = self.run_cmd("grep -e CPU0 -e irq-sensor /proc/interrupts", self.rig_s(30))
         return hardoff.irq_cpus(out) if rc == 0 else None
 
     def step_rmmod_insmod(self, st):

@@ -320,7 +320,7 @@ class Symboliser:
 
 def irq_cpus(text):
     """{"cpu": count} of the irq-sensor's interrupts from the guest's
-    `head -1 /proc/interrupts; grep irq-sensor /proc/interrupts`, summed
+    `grep -e CPU0 -e irq-sensor /proc/interrupts` (header first), summed
     over the device's vectors.  {} when the device has no line."""
     lines = text.splitlines()
     header = next((ln for ln in lines if ln.split() and ln.split()[0] == "CPU0"), None)
