@@ -26,6 +26,14 @@ def reverted_text():
                       '[expect]\nexpect_failure = "finding"\n'
                       'finding_in = "native_load_gs_index"\n\n', text)
     assert n == 1, "campaign-swapgs.toml has no [expect] table"
+    # No fsgs generator here: its arch_prctl(ARCH_SET_GS) loop runs the
+    # reverted window so often that a timer interrupt can land there on its
+    # own while gdb is still placing the campaign's breakpoints (a double
+    # fault before the campaign step, nothing to attribute: seen in one CI
+    # run).  exec's start_thread() still runs the window for the campaign.
+    text, n = re.subn(r'(?m)^generators = \["exec", "fsgs", "fork"\]$',
+                      'generators = ["exec", "fork"]', text)
+    assert n == 1, "campaign-swapgs.toml's load generators changed"
     return text
 
 
