@@ -6,7 +6,9 @@ bookworm's 7.2).  Steps, each skipped when its inputs did not change:
   fetch      apt-get source --download-only qemu=VERSION  (into the shared cache)
   extract    dpkg-source -x (applies Debian's patches) into build/qemu/src; if
              the archive serves only the upstream tarball (see UPSTREAM_ONLY),
-             that tarball, checked against the SHA256 apt's index gives
+             that tarball, checked against the SHA256 apt's index gives;
+             then the rig's fixes to QEMU itself, qemu-patches/*.patch
+             (patch -p1; a changed patch set extracts the tree again)
   splice     the irq-sensor device (Kconfig entry, meson line, qtest), and the
              IF-tracker TCG plugin (contrib/plugins), as symlinks into
              qemu-device/ and include/
@@ -184,12 +186,33 @@ def fetch():
     return orig, "orig"
 
 
+def qemu_patches():
+    """The rig's patches to QEMU, in order, as [(path, sha256)]."""
+    if not os.path.isdir(paths.QEMU_PATCHES):
+        return []
+    names = sorted(n for n in os.listdir(paths.QEMU_PATCHES) if n.endswith(".patch"))
+    return [(os.path.join(paths.QEMU_PATCHES, n),
+             sha256(os.path.join(paths.QEMU_PATCHES, n))) for n in names]
+
+
+def _extract_marker(source):
+    """What the tree in SRC was made from: the source and each patch's digest."""
+    return "\n".join([source] + ["%s %s" % (os.path.basename(p), h)
+                                  for p, h in qemu_patches()])
+
+
 def extract(source, kind):
     marker = os.path.join(paths.QEMU_DIR, "extracted-from")
-    if os.path.isdir(SRC) and read_text(marker) == source:
+    want = _extract_marker(source)
+    if os.path.isdir(SRC) and read_text(marker) == want:
         return
-    shutil.rmtree(paths.QEMU_DIR, ignore_errors=True)
-    os.makedirs(paths.QEMU_DIR)
+    if (read_text(marker) or "").split("\n")[0] == source:
+        # Same source, other patches: a fresh tree, but keep the build
+        # directory (ccache makes the rebuild cheap, configure is kept).
+        shutil.rmtree(SRC, ignore_errors=True)
+    else:
+        shutil.rmtree(paths.QEMU_DIR, ignore_errors=True)
+    os.makedirs(paths.QEMU_DIR, exist_ok=True)
     if kind == "dsc":
         log("qemu: unpacking %s (Debian patches applied)" % os.path.basename(source))
         run(["dpkg-source", "--no-check", "-x", source, SRC], quiet=True)
@@ -203,12 +226,15 @@ def extract(source, kind):
             raise BuildError("%s: expected one top directory, got %s" % (source, top))
         os.rename(os.path.join(tmp, top[0]), SRC)
         os.rmdir(tmp)
-    write_if_changed(marker, source)
+    for patch, _ in qemu_patches():
+        log("qemu: applying %s" % os.path.relpath(patch, paths.ROOT))
+        run(["patch", "-p1", "--forward", "--batch", "-i", patch], cwd=SRC, quiet=True)
+    write_if_changed(marker, want)
 
 
 def source_kind():
     """How the built tree was obtained (for results and the report)."""
-    src = read_text(os.path.join(paths.QEMU_DIR, "extracted-from")) or ""
+    src = (read_text(os.path.join(paths.QEMU_DIR, "extracted-from")) or "").split("\n")[0]
     return "debian-source" if src.endswith(".dsc") else UPSTREAM_ONLY
 
 
@@ -266,7 +292,8 @@ def compile_(jobs):
 
 def dependencies():
     """Files whose change must trigger this step again (for ninja's depfile)."""
-    deps = list(DEVICE_FILES.values()) + [paths.QEMU_DEVICE]
+    deps = list(DEVICE_FILES.values()) + [paths.QEMU_DEVICE, paths.QEMU_PATCHES]
+    deps += [p for p, _ in qemu_patches()]
     for name in (DSC, ORIG_TARBALL):
         if _local(name):
             deps.append(_local(name))

@@ -14,6 +14,7 @@ CCACHE_DIR = os.path.join(CACHE, "ccache")
 
 INCLUDE = os.path.join(ROOT, "include")
 QEMU_DEVICE = os.path.join(ROOT, "qemu-device")
+QEMU_PATCHES = os.path.join(ROOT, "qemu-patches")
 KERNEL_PATCHES = os.path.join(ROOT, "kernel-patches")
 KERNEL_CONFIGS = os.path.join(KERNEL_PATCHES, "configs")
 GUEST_DRIVER = os.path.join(ROOT, "guest-driver")

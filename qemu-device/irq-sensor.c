@@ -746,7 +746,9 @@ static void irq_sensor_gen_schedule(IrqSensorState *s, int64_t now)
  * for longer than the latch covers, catching up would raise the whole
  * backlog at once and overflow the latch: losses the guest did not cause.
  * So an event overdue by more than late-skip-ns is counted and not raised.
- * Under icount timers are never late and nothing is skipped.
+ * Under icount a timer runs at its virtual time (with sleep=off only
+ * since qemu-patches/0001: before it, a warp from the main loop could
+ * overshoot by the instructions not yet accounted), so nothing is skipped.
  */
 static bool irq_sensor_host_late(IrqSensorState *s, int64_t now)
 {

@@ -80,3 +80,70 @@ class DiskTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class QemuPatchesTest(unittest.TestCase):
+    """qemu-patches/*.patch: applied after extraction, and a changed patch
+    set gives a fresh tree (never a patch applied twice or left behind)."""
+
+    def setUp(self):
+        import os
+        import subprocess
+        import tempfile
+        self.tmp = tempfile.TemporaryDirectory()
+        root = self.tmp.name
+        self.qemu_dir = os.path.join(root, "qemu")
+        self.patches = os.path.join(root, "patches")
+        os.makedirs(self.patches)
+        tree = os.path.join(root, "qemu-10.0.2")
+        os.makedirs(tree)
+        with open(os.path.join(tree, "clock.c"), "w") as f:
+            f.write("warp in main loop\n")
+        self.tarball = os.path.join(root, "qemu.orig.tar.xz")
+        subprocess.run(["tar", "-cJf", self.tarball, "-C", root, "qemu-10.0.2"], check=True)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def write_patch(self, new_line):
+        import os
+        with open(os.path.join(self.patches, "0001-fix.patch"), "w") as f:
+            f.write("Subject: fix\n\n--- a/clock.c\n+++ b/clock.c\n@@ -1 +1 @@\n"
+                    "-warp in main loop\n+%s\n" % new_line)
+
+    def extract(self):
+        import os
+        from irqrig import build_qemu, paths
+        src = os.path.join(self.qemu_dir, "src")
+        with mock.patch.object(paths, "QEMU_DIR", self.qemu_dir), \
+                mock.patch.object(paths, "QEMU_PATCHES", self.patches), \
+                mock.patch.object(build_qemu, "SRC", src), \
+                mock.patch.object(build_qemu, "log"):
+            build_qemu.extract(self.tarball, "orig")
+            with open(os.path.join(src, "clock.c")) as f:
+                return f.read()
+
+    def test_patch_applied_and_a_changed_patch_reextracts(self):
+        import os
+        self.write_patch("warp in vcpu thread")
+        self.assertEqual(self.extract(), "warp in vcpu thread\n")
+        keep = os.path.join(self.qemu_dir, "build", "kept")
+        os.makedirs(os.path.dirname(keep))
+        open(keep, "w").close()
+        self.assertEqual(self.extract(), "warp in vcpu thread\n")   # up to date
+        self.write_patch("warp in vcpu thread, v2")
+        self.assertEqual(self.extract(), "warp in vcpu thread, v2\n")
+        self.assertTrue(os.path.exists(keep), "the build directory was kept")
+
+    def test_patch_that_does_not_apply_fails_the_build(self):
+        with open(self.patches + "/0001-bad.patch", "w") as f:
+            f.write("--- a/clock.c\n+++ b/clock.c\n@@ -1 +1 @@\n-no such line\n+x\n")
+        with self.assertRaises(BuildError):
+            self.extract()
+
+    def test_the_rigs_patches_are_dependencies(self):
+        from irqrig import build_qemu
+        deps = build_qemu.dependencies()
+        for path, _ in build_qemu.qemu_patches():
+            self.assertIn(path, deps)
+        self.assertTrue(build_qemu.qemu_patches(), "qemu-patches/ holds the icount fix")
