@@ -1,9 +1,12 @@
 """Build-step errors that must say what is missing and how to get it."""
 
+import os
+import subprocess
+import tempfile
 import unittest
 from unittest import mock
 
-from irqrig import build, build_kernel, install, variants
+from irqrig import build, build_kernel, build_qemu, install, paths, variants
 from irqrig.errors import BuildError, MissingError
 
 
@@ -45,7 +48,6 @@ class MissingTest(unittest.TestCase):
         self.assertIn("6.12-nope", str(cm.exception))
 
     def test_series_names_missing_patch(self):
-        import os
         import tempfile
         from irqrig.errors import BuildError
         with tempfile.TemporaryDirectory() as d:
@@ -78,18 +80,11 @@ class DiskTest(unittest.TestCase):
         self.assertTrue(any("GB free" in c.args[0] for c in log.call_args_list))
 
 
-if __name__ == "__main__":
-    unittest.main()
-
-
 class QemuPatchesTest(unittest.TestCase):
     """qemu-patches/*.patch: applied after extraction, and a changed patch
     set gives a fresh tree (never a patch applied twice or left behind)."""
 
     def setUp(self):
-        import os
-        import subprocess
-        import tempfile
         self.tmp = tempfile.TemporaryDirectory()
         root = self.tmp.name
         self.qemu_dir = os.path.join(root, "qemu")
@@ -106,14 +101,11 @@ class QemuPatchesTest(unittest.TestCase):
         self.tmp.cleanup()
 
     def write_patch(self, new_line):
-        import os
         with open(os.path.join(self.patches, "0001-fix.patch"), "w") as f:
             f.write("Subject: fix\n\n--- a/clock.c\n+++ b/clock.c\n@@ -1 +1 @@\n"
                     "-warp in main loop\n+%s\n" % new_line)
 
     def extract(self):
-        import os
-        from irqrig import build_qemu, paths
         src = os.path.join(self.qemu_dir, "src")
         with mock.patch.object(paths, "QEMU_DIR", self.qemu_dir), \
                 mock.patch.object(paths, "QEMU_PATCHES", self.patches), \
@@ -124,7 +116,6 @@ class QemuPatchesTest(unittest.TestCase):
                 return f.read()
 
     def test_patch_applied_and_a_changed_patch_reextracts(self):
-        import os
         self.write_patch("warp in vcpu thread")
         self.assertEqual(self.extract(), "warp in vcpu thread\n")
         keep = os.path.join(self.qemu_dir, "build", "kept")
@@ -142,8 +133,11 @@ class QemuPatchesTest(unittest.TestCase):
             self.extract()
 
     def test_the_rigs_patches_are_dependencies(self):
-        from irqrig import build_qemu
         deps = build_qemu.dependencies()
         for path, _ in build_qemu.qemu_patches():
             self.assertIn(path, deps)
         self.assertTrue(build_qemu.qemu_patches(), "qemu-patches/ holds the icount fix")
+
+
+if __name__ == "__main__":
+    unittest.main()
