@@ -191,6 +191,14 @@ def analyze(rec, files):
             and not any(k == "panic" for k, _, _ in kinds):
         kinds.append(("reset", "QEMU exited without a kernel panic: a triple fault "
                       "or reset", None))
+    # A bug by itself, crash or not: in kernel code with IF set, the GS
+    # base is the kernel's, or the next interrupt reads per-CPU data
+    # through the user's.
+    for p in fires:
+        if p.get("user_gs"):
+            kinds.append(("user-gs", "the interrupt fired at 0x%x entered the kernel with "
+                          "the user GS base 0x%x" % (p["addr"], p["gs_base"]), None))
+            break
     if land and land.get("fault"):
         kinds.append((land["fault"]["kind"].replace(" ", "-"),
                       "QEMU's interrupt log: %s" % land["fault"]["kind"], None))
@@ -218,7 +226,8 @@ def analyze(rec, files):
 
 def _attribute(rec, index, kinds, fires, land):
     """One finding for the run: what was reported, and the interrupt it is
-    attributed to: exact mode, the last fire before the end; random mode,
+    attributed to: exact mode, the fire that entered with a user GS base,
+    else the last fire that landed, else the last fire; random mode,
     the last kernel landing inside a section before the first double or
     triple fault (candidates listed: the log has no vCPU number)."""
     finding = {"reports": [{"kind": k, "line": line, "rip_function": fn}
@@ -227,11 +236,26 @@ def _attribute(rec, index, kinds, fires, land):
                "scenario_file": rec.get("scenario_file"),
                "seed": rec["config"]["campaign"]["seed"], "attributed": None}
     if fires:
-        last = fires[-1]
+        # The strongest evidence first: a fire whose interrupt entered the
+        # kernel with a user GS base; then the last fire that landed (one
+        # that did not land changed nothing); then the last fire.
+        wrong_gs = [p for p in fires if p.get("user_gs")]
+        landed = [p for p in fires if p["landed"]]
+        last = (wrong_gs or landed or fires)[-1]
         finding["attributed"] = _describe(index, last["addr"])
-        finding["how"] = "the last interrupt fired (fire %d of %d, %s)" % (
-            last["fire"], len(fires), "landed there" if last["landed"] else
-            "did not land there: IF was clear or another interrupt came first")
+        if wrong_gs:
+            how = "the interrupt fired there entered the kernel with the user GS " \
+                  "base 0x%x (fire %d of %d)" % (last["gs_base"], last["fire"], len(fires))
+        elif landed:
+            after = sum(1 for p in fires if p["fire"] > last["fire"])
+            how = "the last interrupt fired that landed (fire %d of %d%s)" % (
+                last["fire"], len(fires),
+                "; the %d after it did not land" % after if after else "")
+        else:
+            how = "the last interrupt fired (fire %d of %d), which did not land " \
+                  "there: IF was clear or another interrupt came first" % (
+                      last["fire"], len(fires))
+        finding["how"] = how
     elif land and land.get("fault"):
         cands = []
         for ev in reversed(land["fault"]["before"]):

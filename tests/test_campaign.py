@@ -112,10 +112,35 @@ class AnalyzeTest(unittest.TestCase):
         self.assertEqual(f["attributed"]["landed_in"], "asm_x")
         self.assertEqual(f["attributed"]["address"], "0x904")
         self.assertEqual(f["attributed"]["inlined"], ["native_load_gs_index"])
-        self.assertIn("landed there", f["how"])
+        self.assertIn("the last interrupt fired that landed (fire 2 of 2)", f["how"])
         self.assertEqual(f["reproducer"]["address"], "0x904")
         self.assertEqual(f["reproducer"]["seed"], 3)
         self.assertIn("rip_function", f["reports"][0])
+
+    def test_a_fire_that_did_not_land_is_not_the_cause(self):
+        res = campaign.analyze(self.rec("timeout", "timed out"), self.files("", [
+            {"fire": 1, "addr": 0x904, "landed": True},
+            {"fire": 2, "addr": 0x100, "landed": False}]))
+        f = res["findings"][0]
+        self.assertEqual(f["attributed"]["address"], "0x904")
+        self.assertIn("the 1 after it did not land", f["how"])
+
+    def test_a_user_gs_landing_outranks_later_landings(self):
+        res = campaign.analyze(self.rec("timeout", "timed out"), self.files("", [
+            {"fire": 1, "addr": 0x904, "landed": True, "gs_base": 0, "user_gs": True},
+            {"fire": 2, "addr": 0x100, "landed": True, "gs_base": 0xffff888007a00000,
+             "user_gs": False}]))
+        f = res["findings"][0]
+        self.assertEqual(f["attributed"]["address"], "0x904")
+        self.assertIn("user GS base 0x0 (fire 1 of 2)", f["how"])
+        self.assertEqual([r["kind"] for r in f["reports"]], ["hang", "user-gs"])
+
+    def test_a_user_gs_landing_is_a_finding_without_a_crash(self):
+        res = campaign.analyze(self.rec(), self.files("booted\n", [
+            {"fire": 1, "addr": 0x904, "landed": True, "gs_base": 0x7f00, "user_gs": True}]))
+        (f,) = res["findings"]
+        self.assertEqual(f["reports"][0]["kind"], "user-gs")
+        self.assertIn("user GS base 0x7f00", f["reports"][0]["line"])
 
     def test_finding_in_matches_an_inlined_function(self):
         from types import SimpleNamespace

@@ -10,7 +10,11 @@ TARGETS.json (written by the runner, irqrig/campaign.py):
 For each stop at a target on the sensor's CPU: fire the sensor (its MSI is
 routed to that CPU), single-step with interrupts allowed, and read the
 interrupted RIP from the hardware frame: the interrupt landed at the
-target if that RIP is the target.  One line per fire goes to PROGRESS.jsonl
+target if that RIP is the target.  A landing also records the active GS
+base: an interrupt that enters the kernel from kernel code with a user GS
+base (between the two swapgs of a GS switch) will read per-CPU data
+through the wrong base - that fire is the cause of whatever breaks next,
+so the campaign stops there.  One line per fire goes to PROGRESS.jsonl
 at once (a crash right after a fire must leave its line behind).  A
 covered target's breakpoint goes; a target is tried at most `tries` times.
 The loop ends when every target is done, when the target goes away, or on
@@ -29,6 +33,11 @@ FRAME_WORDS = 3                 # look this far up the stack for the frame
 KERNEL_CS = 0x10
 X86_EFLAGS_IF = 0x200
 MAX_STEPS = 4
+KERNEL_MIN = 0xffff800000000000
+# QEMU's gdbstub single-step flags: ENABLE | NOIRQ | NOTIMER is its
+# default; the fire step alone lets interrupts in.
+SSTEP_MASKED = 0x7
+SSTEP_IRQS = 0x1
 
 
 def _landed_rip():
@@ -70,10 +79,13 @@ class Campaign:
     def setup(self):
         # Breakpoints stay in guest memory while stopped: with hundreds of
         # them, removing and inserting all at each stop would cost more
-        # than the stop.  Single steps let interrupts in (QEMU's default
-        # masks them), so a fired interrupt lands at the stepped instruction.
+        # than the stop.
         gdb.execute("set breakpoint always-inserted on", to_string=True)
-        gdb.execute("maintenance packet Qqemu.sstep=0x1", to_string=True)
+        # Every step but the fire step masks interrupts: gdb steps a CPU
+        # over a breakpoint when it continues from one, and a pending
+        # timer let in there would land at a target unseen (on the other
+        # CPU, say), leaving a crash no fire explains.
+        self.sstep(SSTEP_MASKED)
         # Step only the CPU that stopped at the target: otherwise the other
         # CPU runs too and may report a stop first, and the step's result
         # would be read from the wrong CPU.
@@ -87,6 +99,10 @@ class Campaign:
             bp.silent = True
             self.bps[addr] = bp
         self.log({"started": time.time(), "targets": len(self.bps)})
+
+    @staticmethod
+    def sstep(flags):
+        gdb.execute("maintenance packet Qqemu.sstep=0x%x" % flags, to_string=True)
 
     def drop(self, addr):
         bp = self.bps.pop(addr, None)
@@ -108,22 +124,32 @@ class Campaign:
         # The first step from a breakpoint stop reports a stop at once,
         # nothing executed or delivered (measured on QEMU 7.2: always
         # exactly one such stop); step until the pc moves, a few times.
+        # Single steps let interrupts in here, so the fired interrupt lands
+        # at the stepped instruction.
+        self.sstep(SSTEP_IRQS)
         steps = 0
         while steps < MAX_STEPS:
             gdb.execute("stepi", to_string=True)
             steps += 1
             if check._u64("$pc") != pc:
                 break
+        self.sstep(SSTEP_MASKED)
         record["steps"] = steps
         bp.enabled = True
         if gdb.selected_thread().num - 1 != self.cpu:
             raise gdb.error("the step stopped on another CPU")
         rip = _landed_rip()
         record.update(landed=rip == pc, landed_rip=rip, pc_after=check._u64("$pc"))
+        if rip is not None:
+            # No swapgs on entry from kernel code: this is the base the
+            # handler will use for per-CPU data.
+            gs = check._u64("$gs_base")
+            record.update(gs_base=gs, user_gs=gs < KERNEL_MIN)
         self.log(record)
         self.left[pc] -= 1
         if record["landed"] or self.left[pc] <= 0:
             self.drop(pc)
+        return record
 
     def run(self):
         self.setup()
@@ -142,9 +168,12 @@ class Campaign:
             if cpu != self.cpu:
                 continue                        # the sensor cannot reach that CPU
             try:
-                self.on_target(pc)
+                record = self.on_target(pc)
             except gdb.error as e:
                 reason = "gdb error: %s" % e
+                break
+            if record.get("user_gs"):
+                reason = "an interrupt entered the kernel with the user GS base"
                 break
         self.log({"ended": time.time(), "reason": reason, "fired": self.fired,
                   "left": len(self.bps)})

@@ -3,7 +3,11 @@ the fixed series, and a finding in a section holding the reverted
 native_load_gs_index() when that fix is reverted
 (kernel-patches/test-only/6.12/swapgs-soft.patch).  Which of its inlined
 copies crashes first varies (start_thread, do_arch_prctl_64): the finding
-is matched by the function inlined at the section's start."""
+is matched by the function inlined at the section's start.  (One CI run
+attributed a hang to exec_mmap's section: the last fire, landed or not,
+was blamed, and gdb's steps over breakpoints on CPU 1 let timers land in
+the window unseen.  Now the user-GS landing or the last landed fire is
+blamed, and those steps mask interrupts.)"""
 
 import os
 import re
