@@ -21,15 +21,21 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from irqrig import qemu  # noqa: E402
 
+SOCKETS = "/tmp/irqrig-*/qmp.sock"
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=300)
+    ap.add_argument("--new-only", action="store_true",
+                    help="leave alone the QEMUs already running when it starts "
+                    "(a long run beside the one under test)")
     args = ap.parse_args()
     end = time.monotonic() + args.seconds
     answered = {}
+    spared = set(glob.glob(SOCKETS)) if args.new_only else set()
     while time.monotonic() < end:
-        socks = glob.glob("/tmp/irqrig-*/qmp.sock")
+        socks = [p for p in glob.glob(SOCKETS) if p not in spared]
         if not socks:
             time.sleep(0.05)
             continue
