@@ -196,8 +196,8 @@ def analyze(rec, files):
     # through the user's.
     for p in fires:
         if p.get("user_gs"):
-            kinds.append(("user-gs", "the interrupt fired at 0x%x entered the kernel with "
-                          "the user GS base 0x%x" % (p["addr"], p["gs_base"]), None))
+            kinds.append(("user-gs", "an interrupt landed at 0x%x with the user GS base "
+                          "0x%x" % (p.get("landed_rip") or p["addr"], p["gs_base"]), None))
             break
     if land and land.get("fault"):
         kinds.append((land["fault"]["kind"].replace(" ", "-"),
@@ -243,6 +243,11 @@ def _attribute(rec, index, kinds, fires, land):
         landed = [p for p in fires if p["landed"]]
         last = (wrong_gs or landed or fires)[-1]
         finding["attributed"] = _describe(index, last["addr"])
+        if wrong_gs and last["landed_rip"] != last["addr"]:
+            # another interrupt was pending first and landed elsewhere:
+            # that landing is the one with the wrong base
+            finding["attributed"] = _describe(index, last["landed_rip"]) or \
+                finding["attributed"]
         if wrong_gs:
             how = "the interrupt fired there entered the kernel with the user GS " \
                   "base 0x%x (fire %d of %d)" % (last["gs_base"], last["fire"], len(fires))

@@ -140,7 +140,7 @@ class AnalyzeTest(unittest.TestCase):
             {"fire": 1, "addr": 0x904, "landed": True, "gs_base": 0x7f00, "user_gs": True}]))
         (f,) = res["findings"]
         self.assertEqual(f["reports"][0]["kind"], "user-gs")
-        self.assertIn("user GS base 0x7f00", f["reports"][0]["line"])
+        self.assertIn("landed at 0x904 with the user GS base 0x7f00", f["reports"][0]["line"])
 
     def test_finding_in_matches_an_inlined_function(self):
         from types import SimpleNamespace
