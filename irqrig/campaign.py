@@ -243,7 +243,7 @@ def _attribute(rec, index, kinds, fires, land):
         landed = [p for p in fires if p["landed"]]
         last = (wrong_gs or landed or fires)[-1]
         finding["attributed"] = _describe(index, last["addr"])
-        if wrong_gs and last["landed_rip"] != last["addr"]:
+        if wrong_gs and last.get("landed_rip", last["addr"]) != last["addr"]:
             # another interrupt was pending first and landed elsewhere:
             # that landing is the one with the wrong base
             finding["attributed"] = _describe(index, last["landed_rip"]) or \
