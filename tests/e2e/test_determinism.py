@@ -5,11 +5,12 @@ import unittest
 
 from common import run_file, run_text, verdict
 
-# `halt -f` stops every CPU with interrupts masked; the sensor's periodic
-# timer keeps re-arming.  QEMU's vCPU thread warps the clock from timer to
-# timer (qemu-patches/0001); it must let the main loop in between, or the
+# `halt -f` stops every CPU with interrupts masked for good, while some
+# QEMU_CLOCK_VIRTUAL timer of the machine keeps re-arming itself.  QEMU's
+# vCPU thread then warps the clock from timer to timer
+# (qemu-patches/0001); it must let the main loop in between, or the
 # gdbstub and QMP go unanswered and the hang's kernel log is lost (seen
-# before the patch let the BQL go between warps).
+# before the patch let the BQL go between warps: this test failed).
 HALTED = """
 description = "halted for good under icount: QEMU still answers"
 variants = ["6.12-rt"]
@@ -25,12 +26,12 @@ period_ns = 1000000
 
 [[steps]]
 type = "shell"
-command = "(sleep 2; halt -f) & sleep 1"
+command = "(sleep 5; halt -f) & sleep 1"
 
 [[steps]]
 type = "shell"
-command = "sleep 30"
-timeout_s = 10
+command = "sleep 60"
+timeout_s = 20
 """
 
 
