@@ -1,6 +1,7 @@
 """The IF-tracker plugin on real boots of the patched kernel: no window opened
 outside the allow-list, the gdb check agreeing on the same boot, and the
-rogue-cli test module caught at its cli instruction."""
+rogue-cli test module caught at its cli instruction; and a batch run under
+icount is the same, byte for byte, with the tracker on and off."""
 
 import os
 import re
@@ -9,7 +10,7 @@ import unittest
 
 from common import run_text, verdict
 
-from irqrig import build_driver, hardoff
+from irqrig import build_driver, hardoff, paths
 
 VARIANT = "6.12-rt-irqsoft"
 BASE = ('variants = ["%s"]\nboot_timeout_s = 300\n[qemu]\nicount_shift = 3\n'
@@ -75,6 +76,22 @@ class HardoffTest(unittest.TestCase):
         ko = os.path.join(build_driver.out_dir(VARIANT), "testmods", "irqrig_rogue_cli.ko")
         self.assertEqual(hardoff.addr(bad[0]["site"]),
                          text + cli_offset(ko, "rogue_cli_section"))
+
+    def test_tracker_does_not_perturb_the_guest(self):
+        with open(os.path.join(paths.SCENARIOS, "tracker-slowdown.toml")) as f:
+            text = f.read()
+        text, n = re.subn(r"(?m)^duration_s = 8$", "duration_s = 2", text)
+        self.assertEqual(n, 1, "tracker-slowdown.toml's sensor step changed")
+        rs = run_text(text, "tracker-perturbation")
+        off, on = sorted(rs.data["runs"], key=lambda r: r["params"]["trace.hardoff"])
+        for r in (off, on):
+            self.assertEqual(r["status"], "pass", [v for v in r["verdicts"] if not v["ok"]])
+        self.assertIn("hardoff", on["figures"])
+        self.assertNotIn("hardoff", off["figures"])
+        with open(off["logs"]["sensor"], "rb") as a, open(on["logs"]["sensor"], "rb") as b:
+            logs = a.read(), b.read()
+        self.assertGreater(logs[0].count(b"\n"), 1000)
+        self.assertTrue(logs[0] == logs[1], "the device logs differ with the tracker on")
 
 
 if __name__ == "__main__":
