@@ -38,6 +38,13 @@ build() {       # name dsc-or-tarball [extra configure options]
 	echo "$name: unpack ${t_unpack}s configure ${t_conf}s compile ${t_comp}s (-j$jobs, ccache off)"
 }
 
+# 7.2 is no longer a rig download: fetch it once (deb-src is in the rig's
+# apt sources file after ./runner.py install).
+if [ ! -e "$dl/qemu/qemu_7.2+dfsg-7+deb12u18.dsc" ]; then
+	echo "no QEMU 7.2 source in $dl/qemu; fetch it with:" >&2
+	echo "  mkdir -p $dl/qemu && cd $dl/qemu && apt-get source --download-only qemu=1:7.2+dfsg-7+deb12u18" >&2
+	exit 1
+fi
 echo "cold QEMU builds in $work, $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)"
 build qemu-7.2 "$dl/qemu/qemu_7.2+dfsg-7+deb12u18.dsc" ""
 # 7.2 as the rig built it (no plugins; system meson), 10.0 as it does now
