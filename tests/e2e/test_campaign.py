@@ -7,7 +7,7 @@ is matched by the function inlined at the section's start.  (One CI run
 attributed a hang to exec_mmap's section: the last fire, landed or not,
 was blamed, and gdb's steps over breakpoints on CPU 1 let timers land in
 the window unseen.  Now the user-GS landing or the last landed fire is
-blamed, and those steps mask interrupts.)"""
+blamed, those steps mask interrupts, and this run selects no exec_mmap.)"""
 
 import os
 import re
@@ -38,6 +38,16 @@ def reverted_text():
     text, n = re.subn(r'(?m)^generators = \["exec", "fsgs", "fork"\]$',
                       'generators = ["exec", "fork"]', text)
     assert n == 1, "campaign-swapgs.toml's load generators changed"
+    # No exec_mmap either: it is selected so that the fixed kernel's
+    # campaign has work.  Here the breakpoints in the reverted window let
+    # timers land there unseen now and then (an interrupt is delivered at
+    # a block boundary, and a breakpoint makes one); the crash is then
+    # blamed on the last fire that landed, which must not be a harmless
+    # one in exec_mmap (seen once: fires landed there last, a double
+    # fault came from the window).
+    text, n = re.subn(r'(?m)^(select = \[[^\]]*"start_thread\*"),\s*"exec_mmap"\]$',
+                      r"\1]", text)
+    assert n == 1, "campaign-swapgs.toml's selection changed"
     return text
 
 
