@@ -374,6 +374,7 @@ def figures(data, sym=None, sites=10):
         "p50_ns": k["p50_ns"], "p99_ns": k["p99_ns"],
         "violations": data["violations"] if data["allow_list"] else None,
         "if_mismatch": data["if_mismatch"],
+        "if_mismatch_firmware": data.get("if_mismatch_firmware", 0),
         "distinct_sites": len(data["sites"]),
         "module_sites_allowed": data.get("module_sites_allowed", 0),
         "hist_ns": k.get("hist_ns", []),
@@ -419,12 +420,33 @@ def site_summary(s, sym=None):
     return out
 
 
-def verdicts(data, violations_max=0, expect_violation=False):
+def mismatch_detail(data, sym=None):
+    """The mismatch count and, where the plugin recorded it, the first one
+    per vCPU: where it was seen and where IF last changed before it."""
+    mism = data["if_mismatch"]
+    fw = data.get("if_mismatch_firmware", 0)
+    fw_note = ("%d in real-mode code below 1 MiB (firmware, AP trampoline: interrupts"
+               " through the IVT, not tracked; not judged)" % fw) if fw else ""
+    if not mism:
+        return fw_note
+    name = (lambda a: "%s (%s)" % (a, sym.name(addr(a)))) if sym else (lambda a: a)
+    parts = ["%d mismatches between tracked IF and EFLAGS" % mism]
+    for v in data["vcpus"]:
+        m = v.get("first_mismatch")
+        if m:
+            parts.append("first on vCPU %d at %s %s%s, tracked IF %s, IF last changed at %s" % (
+                v["vcpu"], m["where"], name(m["pc"]),
+                " (interrupted %s)" % name(m["interrupted_rip"]) if m["where"] == "entry" else "",
+                "on" if m["tracked_if"] else "off", name(m["last_change_pc"])))
+    return "; ".join(parts + ([fw_note] if fw_note else []))
+
+
+def verdicts(data, violations_max=0, expect_violation=False, sym=None):
     """[(name, ok, detail)] from the plugin's JSON."""
     out = []
     mism = data["if_mismatch"]
     out.append(("hard-off tracker exact (no IF state it could not explain)", mism == 0,
-                "%d mismatches between tracked IF and EFLAGS" % mism if mism else ""))
+                mismatch_detail(data, sym)))
     if not data["allow_list"]:
         return out
     v = data["violations"]
@@ -515,7 +537,7 @@ def judge(data, exp, sym=None):
     figs = figures(data, sym)
     limit = exp.get("hardoff_violations_max")
     items = verdicts(data, 0 if limit is None else limit,
-                     expect_violation=exp.get("expect_failure") == "violation")
+                     expect_violation=exp.get("expect_failure") == "violation", sym=sym)
     bound = exp.get("hardoff_max_us")
     if bound is not None:
         items.append(("longest kernel hard-off window <= %g us" % bound,

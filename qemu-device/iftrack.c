@@ -45,6 +45,11 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
 #define X86_EFLAGS_IF       0x200ULL
 #define KERNEL_HALF         0xffff800000000000ULL
+/*
+ * Below 1 MiB runs real-mode code (firmware, the AP trampoline), whose
+ * interrupts go through the IVT, which the tracker does not watch.
+ */
+#define FIRMWARE_TOP        0x100000ULL
 #define HIST_SUB            4               /* sub-buckets per power of 2 */
 #define HIST_BUCKETS        (64 * HIST_SUB)
 #define DEFAULT_TOP         20
@@ -135,9 +140,16 @@ typedef struct {
     Point pend_at;
     /* counters */
     uint64_t transitions, windows, if_mismatch, entries, gates;
+    uint64_t if_mismatch_firmware;  /* below FIRMWARE_TOP: not judged */
     uint64_t kmax_ns, kmax_insns;   /* longest kernel window */
     uint64_t initial_insns;     /* length of the window from reset */
     bool initial_done;
+    /* where IF last changed as tracked, and the first mismatch (diagnosis) */
+    uint64_t last_change_pc;
+    bool mismatch_seen;
+    bool mismatch_tracked_if;
+    const char *mismatch_where;     /* "insn" or "entry" */
+    uint64_t mismatch_pc, mismatch_rip, mismatch_last_change_pc;
     struct qemu_plugin_register *reg_eflags, *reg_rsp, *reg_rcx, *reg_r11;
 } VcpuState;
 
@@ -442,6 +454,9 @@ static void resolve_pending(VcpuState *v, unsigned int vcpu, bool if_on,
 
     v->pend = NULL;
     qemu_plugin_u64_set(sc_pending, vcpu, 0);
+    if (if_on != v->if_on) {
+        v->last_change_pc = v->pend_at.pc;
+    }
     apply_if(v, vcpu, if_on, by, v->pend_at, here);
 }
 
@@ -488,6 +503,26 @@ static void vcpu_init(qemu_plugin_id_t id, unsigned int vcpu)
     }
 }
 
+/* Keep the first mismatch of a vCPU: where, and where IF last changed */
+static void note_mismatch(VcpuState *v, const char *where, uint64_t pc,
+                          uint64_t rip)
+{
+    if (pc < FIRMWARE_TOP) {
+        v->if_mismatch_firmware++;
+        return;
+    }
+    v->if_mismatch++;
+    if (v->mismatch_seen) {
+        return;
+    }
+    v->mismatch_seen = true;
+    v->mismatch_tracked_if = v->if_on;
+    v->mismatch_where = where;
+    v->mismatch_pc = pc;
+    v->mismatch_rip = rip;
+    v->mismatch_last_change_pc = v->last_change_pc;
+}
+
 /* Before an IF-changing instruction */
 static void insn_before(unsigned int vcpu, void *udata)
 {
@@ -500,7 +535,7 @@ static void insn_before(unsigned int vcpu, void *udata)
         resolve_pending(v, vcpu, if_on, ii->pc);
     }
     if (v->known && if_on != v->if_on) {
-        v->if_mismatch++;
+        note_mismatch(v, "insn", ii->pc, 0);
         g_mutex_lock(&lock);
         if (if_on) {
             v->if_on = true;        /* drop the window we cannot close */
@@ -563,7 +598,7 @@ static void entry_cb(unsigned int vcpu, void *udata)
     if (v->pend) {
         resolve_pending(v, vcpu, was_on, e->addr);
     } else if (v->known && was_on != v->if_on) {
-        v->if_mismatch++;
+        note_mismatch(v, "entry", e->addr, rip);
         apply_if(v, vcpu, was_on, NULL, point_now(vcpu, e->addr, -1), 0);
     }
     if (landings_on && strcmp(e->cls, "exception") != 0) {
@@ -573,6 +608,7 @@ static void entry_cb(unsigned int vcpu, void *udata)
     }
     if (was_on && !if_now) {
         open_window(v, vcpu, O_ENTRY, point_now(vcpu, e->addr, -1), rip, e);
+        v->last_change_pc = e->addr;
     } else if (!if_now) {
         v->if_on = false;
     }
@@ -781,7 +817,7 @@ static void write_json(void)
     g_autoptr(GPtrArray) list = g_ptr_array_new();
     GHashTableIter it;
     gpointer key, val;
-    uint64_t mismatch = 0, vcount = 0;
+    uint64_t mismatch = 0, mismatch_fw = 0, vcount = 0;
     FILE *f;
     int i;
     guint j;
@@ -802,6 +838,7 @@ static void write_json(void)
             continue;
         }
         mismatch += v->if_mismatch;
+        mismatch_fw += v->if_mismatch_firmware;
         g_string_append_printf(s, "%s\n    {\"vcpu\": %d, \"insns\": %" PRIu64
                                ", \"transitions\": %" PRIu64
                                ", \"windows\": %" PRIu64
@@ -810,16 +847,29 @@ static void write_json(void)
                                ", \"initial_insns\": %" PRIu64
                                ", \"max_ns\": %" PRIu64
                                ", \"max_insns\": %" PRIu64
-                               ", \"if_on_at_exit\": %s}",
+                               ", \"if_on_at_exit\": %s",
                                vcount++ ? "," : "", i,
                                qemu_plugin_u64_get(sc_insns, i),
                                v->transitions, v->windows, v->entries,
                                v->gates, v->if_mismatch, v->initial_insns,
                                v->kmax_ns, v->kmax_insns,
                                v->if_on ? "true" : "false");
+        if (v->mismatch_seen) {
+            g_string_append_printf(s, ", \"first_mismatch\": {\"where\": "
+                                   "\"%s\", \"pc\": \"0x%" PRIx64 "\", "
+                                   "\"interrupted_rip\": \"0x%" PRIx64
+                                   "\", \"tracked_if\": %s, "
+                                   "\"last_change_pc\": \"0x%" PRIx64 "\"}",
+                                   v->mismatch_where, v->mismatch_pc,
+                                   v->mismatch_rip,
+                                   v->mismatch_tracked_if ? "true" : "false",
+                                   v->mismatch_last_change_pc);
+        }
+        g_string_append(s, "}");
     }
-    g_string_append_printf(s, "\n  ],\n  \"if_mismatch\": %" PRIu64 ",\n",
-                           mismatch);
+    g_string_append_printf(s, "\n  ],\n  \"if_mismatch\": %" PRIu64 ",\n"
+                           "  \"if_mismatch_firmware\": %" PRIu64 ",\n",
+                           mismatch, mismatch_fw);
     g_string_append_printf(s, "  \"violations\": %" PRIu64 ",\n",
                            have_allow ? violations_total : 0);
     g_string_append(s, "  \"kernel\": {");

@@ -64,6 +64,27 @@ class VerdictTest(unittest.TestCase):
         self.assertFalse(ok)
         self.assertIn("3 mismatches", detail)
 
+    def test_firmware_mismatches_are_shown_not_judged(self):
+        d = copy.deepcopy(self.stock)
+        d["if_mismatch_firmware"] = 1
+        ((name, ok, detail),) = hardoff.verdicts(d)
+        self.assertTrue(ok)
+        self.assertIn("1 in real-mode code below 1 MiB", detail)
+
+    def test_first_mismatch_is_named(self):
+        d = copy.deepcopy(self.stock)
+        d["if_mismatch"] = 1
+        d["vcpus"][0]["first_mismatch"] = {
+            "where": "entry", "pc": "0xffffffff81600150",
+            "interrupted_rip": "0xffffffff810e8884", "tracked_if": True,
+            "last_change_pc": "0xffffffff810e8880"}
+        ((name, ok, detail),) = hardoff.verdicts(d)
+        self.assertFalse(ok)
+        self.assertIn("first on vCPU %d at entry 0xffffffff81600150" % d["vcpus"][0]["vcpu"],
+                      detail)
+        self.assertIn("interrupted 0xffffffff810e8884", detail)
+        self.assertIn("tracked IF on, IF last changed at 0xffffffff810e8880", detail)
+
     def test_violations_against_the_allow_list(self):
         d = copy.deepcopy(self.stock)
         d["allow_list"] = True
