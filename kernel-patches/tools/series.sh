@@ -3,23 +3,29 @@
 #
 # The RT_IRQ_DISABLE series as git commits, and back.
 #
-#   series.sh git    DIR   unpack Debian's linux-source-6.12 into DIR, commit
-#                          it (the series' base-commit: the same hash on every
-#                          machine, for the same Debian package), then apply
-#                          kernel-patches/6.12/series with git am (branch rt-irq)
+#   series.sh git    DIR   unpack the base into DIR, commit it (the series'
+#                          base-commit: the same hash on every machine, for
+#                          the same Debian packages), then apply
+#                          kernel-patches/$KVER/series with git am (branch rt-irq)
 #   series.sh export DIR   git format-patch DIR's rt-irq branch into
-#                          kernel-patches/6.12/: [RFC PATCH vN NN/MM] with a
+#                          kernel-patches/$KVER/: [RFC PATCH vN NN/MM] with a
 #                          base-commit line and each patch's Cc list from
 #                          get_maintainer.pl; the cover letter keeps its text
 #                          and gets a new shortlog and diffstat
 #
-# VERSION (default 9) sets vN.  Only for 6.12: the 6.1 series applies on top
-# of Debian's patches-rt, which is not a git tree.
+# KVER (default 6.12) picks the series.  The 6.12 base is Debian's
+# linux-source-6.12 tarball.  The 6.1 base is linux-source-6.1 with Debian's
+# patches-rt applied as the rig applies them (kernel-patches/6.1/debian-rt.toml
+# and debian-rt-fixes/): the tree `./runner.py build 6.1-rt` prepares in
+# build/src/linux-6.1+debian-rt, copied from there.
+# VERSION (default 9) sets vN.
 set -eu
 
 KP=$(cd "$(dirname "$0")/.." && pwd)
-SERIES=$KP/6.12
-TARBALL=/usr/src/linux-source-6.12.tar.xz
+KVER=${KVER:-6.12}
+SERIES=$KP/$KVER
+TARBALL=/usr/src/linux-source-$KVER.tar.xz
+RT_TREE=$KP/../build/src/linux-$KVER+debian-rt
 NAME="irqrig developers"
 EMAIL="irqrig@users.noreply.github.com"
 VERSION=${VERSION:-9}
@@ -35,16 +41,26 @@ ident() {
 cmd_git() {
 	dir=$1
 	[ -e "$dir" ] && die "$dir exists"
-	[ -r "$TARBALL" ] || die "no $TARBALL (apt-get install linux-source-6.12)"
-	mkdir -p "$dir"
-	tar -xf "$TARBALL" -C "$dir" --strip-components=1
-	pkg=$(dpkg-query -W -f '${Version}' linux-source-6.12)
+	[ -r "$TARBALL" ] || die "no $TARBALL (apt-get install linux-source-$KVER)"
+	pkg=$(dpkg-query -W -f '${Version}' "linux-source-$KVER")
+	title="Debian linux-source-$KVER $pkg"
+	if [ -f "$SERIES/debian-rt.toml" ]; then
+		[ -d "$RT_TREE" ] ||
+			die "no $RT_TREE: run ./runner.py build --no-qemu $KVER-rt first"
+		rt=$(sed -n 's/^version = "\(.*\)"/\1/p' "$SERIES/debian-rt.toml")
+		title="$title + patches-rt of Debian linux $rt (kernel-patches/$KVER/debian-rt.toml)"
+		mkdir -p "$dir"
+		cp -a "$RT_TREE"/. "$dir"/
+	else
+		mkdir -p "$dir"
+		tar -xf "$TARBALL" -C "$dir" --strip-components=1
+	fi
 	cd "$dir"
 	git init -q -b debian
 	# Debian's .gitignore ignores the top level; the tarball has no build output.
 	git add -A -f
 	GIT_AUTHOR_DATE=$BASE_DATE GIT_COMMITTER_DATE=$BASE_DATE \
-		ident git commit -q -m "Debian linux-source-6.12 $pkg"
+		ident git commit -q -m "$title"
 	git checkout -q -b rt-irq
 	grep -v '^#' "$SERIES/series" | grep . | while read -r p; do
 		ident git am -q --committer-date-is-author-date "$SERIES/$p" ||
@@ -80,7 +96,12 @@ cmd_export() {
 	rm -f "$SERIES"/0*.patch
 	cp "$out"/0*.patch "$SERIES"/
 	{
-		echo "# RT_IRQ_DISABLE series for Debian linux-source-6.12 (quilt order)"
+		if [ -f "$SERIES/debian-rt.toml" ]; then
+			echo "# RT_IRQ_DISABLE series for Debian linux-source-$KVER + Debian's patches-rt (quilt"
+			echo "# order; applied after debian-rt.toml's series)."
+		else
+			echo "# RT_IRQ_DISABLE series for Debian linux-source-$KVER (quilt order)"
+		fi
 		echo "# Made by kernel-patches/tools/series.sh export; base-commit in the cover letter."
 		for p in "$out"/0*.patch; do
 			case $p in */0000-cover-letter.patch) continue ;; esac
