@@ -17,7 +17,8 @@
 # linux-source-6.12 tarball.  The 6.1 base is linux-source-6.1 with Debian's
 # patches-rt applied as the rig applies them (kernel-patches/6.1/debian-rt.toml
 # and debian-rt-fixes/): the tree `./runner.py build 6.1-rt` prepares in
-# build/src/linux-6.1+debian-rt, copied from there.
+# build/src/linux-6.1+debian-rt, copied from there (the same hash where
+# patch(1) created its new files with the same umask, 022 here).
 # VERSION (default 9) sets vN.
 set -eu
 
