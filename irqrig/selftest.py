@@ -20,7 +20,8 @@ from irqrig.util import log
 # Variants the smoke and driver end-to-end tests boot; the gdb and irqsoft
 # tests also boot the patched variants.
 E2E_VARIANTS = ["6.12-rt", "6.12-preempt", "6.12-rt-irqsoft-debug"]
-BUILD_VARIANTS = E2E_VARIANTS + ["6.12-rt-irqsoft", "6.12-rt-irqsoft-debug-swapgs-soft"]
+BUILD_VARIANTS = E2E_VARIANTS + ["6.12-rt-irqsoft", "6.12-rt-irqsoft-debug-swapgs-soft",
+                                  "6.12-rt-irqsoft-debug-exit-noreplay"]
 
 
 def _unittests(start, pattern, label, top=None):

@@ -87,6 +87,11 @@ VARIANTS = {v.name: v for v in [
             ["rt", "rt-irq-disable", "debug"], ["irqsoft", "swapgs-soft"], default=False,
             description="TEST ONLY: 6.12-rt-irqsoft-debug with native_load_gs_index() "
                         "soft again (kernel-patches/test-only)"),
+    # Test only: the return to user mode does not run the soft irq log.
+    Variant("6.12-rt-irqsoft-debug-exit-noreplay", "6.12",
+            ["rt", "rt-irq-disable", "debug"], ["irqsoft", "exit-noreplay"], default=False,
+            description="TEST ONLY: 6.12-rt-irqsoft-debug whose return to user mode leaves "
+                        "logged interrupts waiting (kernel-patches/test-only)"),
     # 6.1 stops at "Booting SMP configuration" (CPU 1 never comes up) under
     # -icount with QEMU 7.2, whatever the shift or sleep mode; 6.12 boots.
     # With QEMU 10.0 a 2-CPU 6.1-preempt boots under -icount (shift 0 and

@@ -1,7 +1,10 @@
 """The exact soft-window campaign on the swapgs sections: nothing found on
 the fixed series, and a finding in a section holding the reverted
 native_load_gs_index() when that fix is reverted
-(kernel-patches/test-only/6.12/swapgs-soft.patch).  Which of its inlined
+(kernel-patches/test-only/6.12/swapgs-soft.patch).  And on the page fault
+handler's soft tail: nothing found on the fixed series, a finding there
+when the return to user mode does not run the soft irq log
+(kernel-patches/test-only/6.12/exit-noreplay.patch).  Which of its inlined
 copies crashes first varies (start_thread, do_arch_prctl_64): the finding
 is matched by the function inlined at the section's start.  (One CI run
 attributed a hang to exec_mmap's section: the last fire, landed or not,
@@ -19,6 +22,7 @@ from irqrig import paths
 
 FIXED = "6.12-rt-irqsoft-debug"
 REVERTED = "6.12-rt-irqsoft-debug-swapgs-soft"
+NOREPLAY = "6.12-rt-irqsoft-debug-exit-noreplay"
 
 
 def reverted_text():
@@ -78,6 +82,54 @@ class CampaignTest(unittest.TestCase):
         self.assertNotEqual(f["attributed"]["function"], "begin_new_exec", f)
         self.assertIn("native_load_gs_index", f["attributed"]["inlined"]
                       + [f["attributed"]["landed_in"]], f)
+
+
+def noreplay_text():
+    """campaign-exit.toml on the kernel without the exit replay, expecting
+    the finding."""
+    with open(os.path.join(paths.SCENARIOS, "campaign-exit.toml")) as f:
+        text = f.read()
+    text = re.sub(r"(?m)^variants = .*$", 'variants = ["%s"]' % NOREPLAY, text)
+    text, n = re.subn(r"(?ms)^\[expect\]\n.*?(?=^\[)",
+                      '[expect]\nexpect_failure = "finding"\n'
+                      'finding_in = "exc_page_fault"\n\n', text)
+    assert n == 1, "campaign-exit.toml has no [expect] table"
+    return text
+
+
+def exit_replays(r):
+    """Sum of irqsoft_stats' exit_replays column in the run's console."""
+    with open(r["logs"]["console"], encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    head = re.search(r"(?m)^cpu logged .*$", text)
+    if not head:
+        return None
+    col = head.group(0).split().index("exit_replays")
+    rows = re.findall(r"(?m)^(\d+(?: \d+){%d,})\s*$" % col, text[head.end():])
+    return sum(int(row.split()[col]) for row in rows)
+
+
+class ExitReplayTest(unittest.TestCase):
+    def test_fixed_series_no_finding(self):
+        rs = run_file("campaign-exit", "campaign-exit", [FIXED])
+        (r,) = rs.data["runs"]
+        self.assertEqual(r["status"], "pass", [v for v in r["verdicts"] if not v["ok"]])
+        c = r["figures"]["campaign"]
+        self.assertEqual(c["findings"], [])
+        self.assertGreater(c["fires_landed"], 0, "no interrupt landed in the soft tail")
+        # Each landed fire left work that the return to user mode ran.
+        self.assertGreater(exit_replays(r) or 0, 0, "no return found work waiting")
+
+    def test_missing_replay_is_found(self):
+        rs = run_text(noreplay_text(), "campaign-exit-noreplay", [NOREPLAY])
+        (r,) = rs.data["runs"]
+        self.assertEqual(r["status"], "pass", [v for v in r["verdicts"] if not v["ok"]])
+        self.assertTrue(verdict(r, "expected failure")["ok"])
+        f = r["figures"]["campaign"]["findings"][0]
+        self.assertEqual(f["attributed"]["function"], "exc_page_fault", f)
+        self.assertTrue(any("entry-common.h" in rep["line"] or
+                            rep["rip_function"] == "irqentry_exit_to_user_mode"
+                            for rep in f["reports"]), f)
 
 
 if __name__ == "__main__":
