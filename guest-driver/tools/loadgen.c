@@ -79,7 +79,12 @@
 #define FAULT_PAGES	64
 #define FUTEX_WAIT_NS	50000000	/* re-check the stop flag this often */
 #define PI_HOLD_SPINS	200		/* make the other PI thread block */
-#define SIGNAL_REPLY_S	1		/* a partner that is silent longer is dead */
+/*
+ * A partner silent longer is dead.  Not 1 s: in a guest slowed ~75x (one
+ * instruction per TB) on a busy host, a starved partner took longer, also
+ * on stock kernels (results/20261207-050001-campaign-random).
+ */
+#define SIGNAL_REPLY_S	10
 #define NOOP_ARG	"--noop"	/* hidden: exit at once (for exec) */
 #define WHY_LEN		96
 
