@@ -25,15 +25,22 @@ REVERTED = "6.12-rt-irqsoft-debug-swapgs-soft"
 NOREPLAY = "6.12-rt-irqsoft-debug-exit-noreplay"
 
 
-def reverted_text():
-    """campaign-swapgs.toml on the reverted kernel, expecting the finding."""
-    with open(os.path.join(paths.SCENARIOS, "campaign-swapgs.toml")) as f:
+def negative_text(name, variant, finding_in):
+    """scenarios/NAME.toml on a test-only VARIANT, expecting a finding in
+    FINDING_IN."""
+    with open(os.path.join(paths.SCENARIOS, name + ".toml")) as f:
         text = f.read()
-    text = re.sub(r"(?m)^variants = .*$", 'variants = ["%s"]' % REVERTED, text)
+    text = re.sub(r"(?m)^variants = .*$", 'variants = ["%s"]' % variant, text)
     text, n = re.subn(r"(?ms)^\[expect\]\n.*?(?=^\[)",
                       '[expect]\nexpect_failure = "finding"\n'
-                      'finding_in = "native_load_gs_index"\n\n', text)
-    assert n == 1, "campaign-swapgs.toml has no [expect] table"
+                      'finding_in = "%s"\n\n' % finding_in, text)
+    assert n == 1, "%s.toml has no [expect] table" % name
+    return text
+
+
+def reverted_text():
+    """campaign-swapgs.toml on the reverted kernel, expecting the finding."""
+    text = negative_text("campaign-swapgs", REVERTED, "native_load_gs_index")
     # No fsgs generator here: its arch_prctl(ARCH_SET_GS) loop runs the
     # reverted window so often that a timer interrupt can land there on its
     # own while gdb is still placing the campaign's breakpoints (a double
@@ -87,14 +94,7 @@ class CampaignTest(unittest.TestCase):
 def noreplay_text():
     """campaign-exit.toml on the kernel without the exit replay, expecting
     the finding."""
-    with open(os.path.join(paths.SCENARIOS, "campaign-exit.toml")) as f:
-        text = f.read()
-    text = re.sub(r"(?m)^variants = .*$", 'variants = ["%s"]' % NOREPLAY, text)
-    text, n = re.subn(r"(?ms)^\[expect\]\n.*?(?=^\[)",
-                      '[expect]\nexpect_failure = "finding"\n'
-                      'finding_in = "exc_page_fault"\n\n', text)
-    assert n == 1, "campaign-exit.toml has no [expect] table"
-    return text
+    return negative_text("campaign-exit", NOREPLAY, "exc_page_fault")
 
 
 def exit_replays(r):
