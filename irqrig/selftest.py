@@ -17,9 +17,10 @@ import unittest
 from irqrig import build, paths
 from irqrig.util import log
 
-# Variants the smoke and driver end-to-end tests boot; the gdb and irqsoft
-# tests also boot the patched variants.
-E2E_VARIANTS = ["6.12-rt", "6.12-preempt", "6.12-rt-irqsoft-debug"]
+# Variants the smoke and driver end-to-end tests boot (both series' -debug
+# variants: the 6.1 port is tested by the test command too); the gdb and
+# irqsoft tests also boot the patched variants.
+E2E_VARIANTS = ["6.12-rt", "6.12-preempt", "6.12-rt-irqsoft-debug", "6.1-rt-irqsoft-debug"]
 BUILD_VARIANTS = E2E_VARIANTS + ["6.12-rt-irqsoft", "6.12-rt-irqsoft-debug-swapgs-soft",
                                   "6.12-rt-irqsoft-debug-exit-noreplay"]
 

@@ -1,4 +1,5 @@
-"""Real boots of 6.12-rt and 6.12-preempt: the smoke scenario."""
+"""Real boots of the end-to-end variants (selftest.E2E_VARIANTS): the smoke
+scenario."""
 
 import os
 import unittest

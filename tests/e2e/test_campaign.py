@@ -21,6 +21,7 @@ from common import run_file, run_text, verdict
 from irqrig import paths
 
 FIXED = "6.12-rt-irqsoft-debug"
+FIXED_6_1 = "6.1-rt-irqsoft-debug"
 REVERTED = "6.12-rt-irqsoft-debug-swapgs-soft"
 NOREPLAY = "6.12-rt-irqsoft-debug-exit-noreplay"
 
@@ -111,7 +112,14 @@ def exit_replays(r):
 
 class ExitReplayTest(unittest.TestCase):
     def test_fixed_series_no_finding(self):
-        rs = run_file("campaign-exit", "campaign-exit", [FIXED])
+        self.check_fixed(FIXED)
+
+    def test_fixed_6_1_series_no_finding(self):
+        # The 6.1 port's patch 3 has the same exit replay.
+        self.check_fixed(FIXED_6_1)
+
+    def check_fixed(self, variant):
+        rs = run_file("campaign-exit", "campaign-exit-" + variant, [variant])
         (r,) = rs.data["runs"]
         self.assertEqual(r["status"], "pass", [v for v in r["verdicts"] if not v["ok"]])
         c = r["figures"]["campaign"]

@@ -1,4 +1,5 @@
-"""irq_sensor.ko in the guest on 6.12-rt and 6.12-preempt (scenarios/driver.toml)."""
+"""irq_sensor.ko in the guest on the end-to-end variants (selftest.E2E_VARIANTS,
+scenarios/driver.toml)."""
 
 import unittest
 
