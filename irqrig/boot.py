@@ -38,6 +38,8 @@ KVM_PROBE = os.path.join(paths.BUILD, "kvm-probe.json")
 OUTPUT_KEEP = 64 * 1024
 # After the scenario timeout, QEMU gets this long before the watchdog kills it.
 WATCHDOG_GRACE_S = 5
+# loadgen's longest stop grace (MAX_GRACE_S in guest-driver/tools/loadgen.c).
+LOADGEN_MAX_GRACE_S = 300
 
 
 def kvm_works(kernel, initrd, timeout=20):
@@ -283,7 +285,7 @@ class Boot:
                 "{ cat %s; grep -q '\"tool\":\"loadgen\"' %s; }"
                 % (cmd, out_file, pid_file, pid_file, out_file, out_file), self.rig_s(30))
             return {"command": cmd, "background": True, "rc": rc, "output": _keep(out),
-                    "out_file": out_file}
+                    "out_file": out_file, "pid_file": pid_file}
         rc, out = self.run_cmd(cmd, self.step_s(st, 120))
         return {"command": cmd, "rc": rc, "output": _keep(out)}
 
@@ -367,10 +369,22 @@ class Boot:
             fn = getattr(self, "step_" + st["type"].replace("-", "_"))
             self.record["steps"].append(dict(fn(st), type=st["type"]))
         for step in self.record["steps"]:
-            if step.get("background"):          # what the generator said, if it ended
-                rc, out = self.run_cmd("cat %s" % step["out_file"], self.rig_s(30))
-                step["final_output"] = _keep(out)
+            if step.get("background"):
+                step["final_output"] = self.stop_background(step)
         self.record_modules()
+
+    def stop_background(self, step):
+        """A background generator, once the steps are done: stopped (it may
+        be meant to outlast them) and waited for while its workers finish
+        their operations (loadgen's stop grace, LOADGEN_MAX_GRACE_S at most),
+        so that what it says about its errors is read, not lost."""
+        out_file = step["out_file"]
+        rc, out = self.run_cmd(
+            "kill -TERM $(cat %s) 2>/dev/null; n=0; while ! grep -q '\"tool\":\"loadgen\"' %s"
+            " && [ $n -lt %d ]; do sleep 1; n=$((n+1)); done; cat %s"
+            % (step["pid_file"], out_file, LOADGEN_MAX_GRACE_S + 30, out_file),
+            self.rig_s(LOADGEN_MAX_GRACE_S + 60))
+        return _keep(out)
 
     def record_modules(self):
         """After the steps: where the loaded modules are (the IF tracker

@@ -207,11 +207,16 @@ class Judge:
         if step.get("background"):
             self.add(name + " started", step["rc"] == 0,
                      "rc=%d %s" % (step["rc"], step.get("output", "")[-200:]))
+            if step["rc"] != 0:
+                return
+            # Stopped and waited for after the steps (boot.stop_background):
+            # no line means its errors are unknown, which is not "none".
             res = tool_result({"output": step.get("final_output")}, "loadgen")
-            if res is not None:                 # it ended before the run did
+            if self.add(name + " reported at its stop", res is not None,
+                        (step.get("final_output") or "no output")[-200:]):
                 self.add(name + " ran without errors", not res.get("errors"),
-                         "errors=%s unavailable=%s" % (res.get("errors"),
-                                                       res.get("unavailable")))
+                         "errors=%s failures=%s unavailable=%s"
+                         % (res.get("errors"), res.get("failures"), res.get("unavailable")))
             return
         res = tool_result(step, "loadgen")
         self.add(name + " ran", step["rc"] == 0 and res is not None,

@@ -80,6 +80,34 @@ class VerdictTest(unittest.TestCase):
         names = {v["name"]: v["ok"] for v in verdicts.judge(rec)["verdicts"]}
         self.assertFalse(names["every step ran"])
 
+    def judge_background(self, final_output, rc=0):
+        text = ('variants = ["6.12-rt"]\n[[steps]]\ntype = "load"\ngenerators = ["exec"]\n'
+                'background = true\nduration_s = 10\n')
+        step = {"type": "load", "command": "loadgen", "background": True, "rc": rc,
+                "output": "", "out_file": "/tmp/loadgen.0.out", "final_output": final_output}
+        res = verdicts.judge(records.record(records.point(text), self.dir, [step]))
+        return res, {v["name"]: v for v in res["verdicts"]}
+
+    def test_background_load_judged_by_what_it_said_at_its_stop(self):
+        line = {"tool": "loadgen", "kinds": ["exec"], "errors": 0, "failures": [],
+                "unavailable": {}, "interrupted": True}
+        res, v = self.judge_background(json.dumps(line))
+        self.assertEqual(res["status"], "pass", res["verdicts"])
+        self.assertTrue(v["loadgen exec ran without errors"]["ok"])
+        late = "exec.0: killed 300.0 s after the stop (grace 300.0 s)"
+        res, v = self.judge_background(json.dumps(dict(line, errors=1, failures=[late])))
+        self.assertEqual(res["status"], "fail")
+        self.assertIn(late, v["loadgen exec ran without errors"]["detail"])
+
+    def test_background_load_that_never_reported_is_not_a_pass(self):
+        res, v = self.judge_background("loadgen: exec.0: exit status 1\n")
+        self.assertEqual(res["status"], "fail")
+        self.assertFalse(v["loadgen exec reported at its stop"]["ok"])
+        self.assertNotIn("loadgen exec ran without errors", v)
+        res, v = self.judge_background(None, rc=1)
+        self.assertFalse(v["loadgen exec started"]["ok"])
+        self.assertNotIn("loadgen exec reported at its stop", v)
+
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 TRACED = ('variants = ["6.12-rt-irqsoft"]\n[trace]\nhardoff = true\n'

@@ -37,6 +37,14 @@
  * it skipped in "unavailable" ("futex" for a whole kind, "futex.lock_pi" for
  * a part); that is not an error unless no selected kind could run at all.
  *
+ * At the end of the run (or on SIGINT/SIGTERM) the workers stop after
+ * their current operation; one still busy after the stop grace is killed
+ * and named in "failures" with every worker that failed, as
+ * "KIND.WORKER: what happened".  The grace is GRACE_OPS times the longest
+ * operation any worker finished (at least GRACE_S, at most MAX_GRACE_S): a
+ * guest slowed ~75x took ~100 s for one exec, and a worker killed inside it
+ * is a slow guest, not a failed load.
+ *
  * Exit status: 0 ok, 1 runtime error (or nothing could run), 2 usage error.
  */
 #define _GNU_SOURCE
@@ -72,6 +80,9 @@
 #define MAX_WORKERS	64
 #define MAX_DURATION_S	86400.0
 #define GRACE_S		3.0
+#define GRACE_OPS	2.0
+#define MAX_GRACE_S	300.0
+#define FAILURES_LEN	1024	/* of the "failures" list in the JSON line */
 #define MEM_CHUNK	(4UL << 20)
 #define IO_SIZE		(64UL << 10)
 #define TIMER_SLEEP_NS	50000
@@ -148,6 +159,8 @@ struct shared {
 	int ipi_used;			/* enum ipi_method actually used */
 	unsigned long long ops[NR_KINDS][MAX_WORKERS];
 	unsigned long long sub[NR_SUBS][MAX_WORKERS];
+	long long last_op_ns[NR_KINDS][MAX_WORKERS];	/* its start, or last op's end */
+	long long longest_op_ns[NR_KINDS][MAX_WORKERS];
 	struct why kind_why[NR_KINDS];
 	struct why sub_why[NR_SUBS];
 };
@@ -157,12 +170,17 @@ static double end_time;
 static int interrupted;		/* set from a signal handler */
 static char self_exe[4096];	/* this program, for exec; "" if unknown */
 
-static double now_s(void)
+static long long now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static double now_s(void)
+{
+	return now_ns() / 1e9;
 }
 
 static int should_stop(void)
@@ -170,8 +188,15 @@ static int should_stop(void)
 	return __atomic_load_n(&sh->stop, __ATOMIC_RELAXED) || now_s() >= end_time;
 }
 
+/* One operation done: count it and how long it took (for the stop grace). */
 static void count(enum kind k, int w)
 {
+	long long t = now_ns();
+	long long took = t - __atomic_load_n(&sh->last_op_ns[k][w], __ATOMIC_RELAXED);
+
+	if (took > __atomic_load_n(&sh->longest_op_ns[k][w], __ATOMIC_RELAXED))
+		__atomic_store_n(&sh->longest_op_ns[k][w], took, __ATOMIC_RELAXED);
+	__atomic_store_n(&sh->last_op_ns[k][w], t, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&sh->ops[k][w], 1, __ATOMIC_RELAXED);
 }
 
@@ -1062,6 +1087,93 @@ static void on_signal(int sig)
 	__atomic_store_n(&interrupted, 1, __ATOMIC_RELAXED);
 }
 
+/* A worker, for the failure list. */
+struct who {
+	enum kind kind;
+	int worker;
+	int late;		/* still running after the stop grace: killed */
+};
+
+/* The "failures" list: JSON strings, comma-separated; what does not fit is counted. */
+struct failures {
+	char text[FAILURES_LEN];
+	size_t len;
+	int omitted;		/* the list ends in "(more)" */
+};
+
+static void __attribute__((format(printf, 2, 3)))
+add_failure(struct failures *f, const char *fmt, ...)
+{
+	/* keep room for the last item: ,"(more)" */
+	size_t room = sizeof(f->text) - f->len - 16;
+	char item[160];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	vsnprintf(item, sizeof(item), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "loadgen: %s\n", item);
+	if (f->omitted)
+		return;
+	n = snprintf(f->text + f->len, room, "%s\"%s\"", f->len ? "," : "", item);
+	if (n < 0 || (size_t)n >= room) {
+		snprintf(f->text + f->len, sizeof(f->text) - f->len, "%s\"(more)\"",
+			 f->len ? "," : "");
+		f->omitted = 1;
+		return;
+	}
+	f->len += n;
+}
+
+/*
+ * How long workers may take to stop: GRACE_OPS times the longest operation
+ * any of them finished, within [GRACE_S, MAX_GRACE_S].
+ */
+static double stop_grace_s(int workers)
+{
+	long long longest = 0;
+	int k, w;
+
+	for (k = 0; k < NR_KINDS; k++)
+		for (w = 0; w < workers; w++) {
+			long long ns = __atomic_load_n(&sh->longest_op_ns[k][w], __ATOMIC_RELAXED);
+
+			if (ns > longest)
+				longest = ns;
+		}
+	if (GRACE_OPS * longest / 1e9 < GRACE_S)
+		return GRACE_S;
+	return GRACE_OPS * longest / 1e9 > MAX_GRACE_S ? MAX_GRACE_S : GRACE_OPS * longest / 1e9;
+}
+
+/* A worker ended: a failure (named in the list) unless it exited 0. */
+static int worker_failed(struct failures *f, const struct who *who, int status,
+			 double after_stop, double grace)
+{
+	const char *kn = kind_names[who->kind];
+	int w = who->worker;
+
+	if (who->late && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
+		add_failure(f, "%s.%d: killed %.1f s after the stop (grace %.1f s), %.1f s into an operation (longest before %.1f s)",
+			    kn, w, after_stop, grace,
+			    now_s() - __atomic_load_n(&sh->last_op_ns[who->kind][w],
+						      __ATOMIC_RELAXED) / 1e9,
+			    __atomic_load_n(&sh->longest_op_ns[who->kind][w],
+					    __ATOMIC_RELAXED) / 1e9);
+		return 1;
+	}
+	if (WIFSIGNALED(status)) {
+		add_failure(f, "%s.%d: killed by signal %d", kn, w, WTERMSIG(status));
+		return 1;
+	}
+	if (WEXITSTATUS(status)) {
+		add_failure(f, "%s.%d: exit status %d", kn, w, WEXITSTATUS(status));
+		return 1;
+	}
+	return 0;
+}
+
 static int worker(enum kind k, int w, enum ipi_method ipi)
 {
 	setpgid(0, 0);		/* the parent can kill us with our children */
@@ -1106,12 +1218,15 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	pid_t pids[NR_KINDS * MAX_WORKERS];
+	struct who who[NR_KINDS * MAX_WORKERS];
 	enum ipi_method ipi = IPI_AUTO;
 	unsigned int kinds = 0;
-	double duration = 0, start, elapsed;
+	double duration = 0, start, elapsed, stop_time, grace = 0;
 	int c, k, w, s, workers = 1, npids = 0, errors = 0, running, first, ran = 0;
+	int killed = 0;
+	struct failures fails = { .len = 0 };
 	struct sigaction sa;
-	char out[4096];
+	char out[4096 + FAILURES_LEN];
 	ssize_t n;
 	size_t len;
 	char *end;
@@ -1187,32 +1302,46 @@ int main(int argc, char **argv)
 		if (!(kinds & (1u << k)))
 			continue;
 		for (w = 0; w < workers; w++) {
-			pid_t pid = fork();
+			pid_t pid;
 
+			__atomic_store_n(&sh->last_op_ns[k][w], now_ns(), __ATOMIC_RELAXED);
+			pid = fork();
 			if (pid < 0) {
 				warn_errno("fork");
+				add_failure(&fails, "%s.%d: fork: %s", kind_names[k], w,
+					    strerror(errno));
 				errors++;
 				continue;
 			}
 			if (!pid)
 				_exit(worker((enum kind)k, w, ipi));
+			who[npids] = (struct who){ (enum kind)k, w, 0 };
 			pids[npids++] = pid;
 		}
 	}
 
-	/* wait for the workers; after the grace period, kill what is left */
+	/* wait for the workers; after the stop grace, kill what is left */
 	running = npids;
+	stop_time = end_time;
 	while (running) {
 		int status;
 		pid_t pid;
 		double t = now_s();
 
-		if (__atomic_load_n(&interrupted, __ATOMIC_RELAXED))
+		if (__atomic_load_n(&interrupted, __ATOMIC_RELAXED) && t < stop_time) {
+			stop_time = t;
 			__atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
-		if (t > end_time + GRACE_S) {
-			for (w = 0; w < npids; w++)
-				if (pids[w] > 0)
-					kill(-pids[w], SIGKILL);
+		}
+		if (t > stop_time) {
+			grace = stop_grace_s(workers);
+			if (!killed && t > stop_time + grace) {
+				for (w = 0; w < npids; w++)
+					if (pids[w] > 0) {
+						who[w].late = 1;
+						kill(-pids[w], SIGKILL);
+					}
+				killed = 1;
+			}
 		}
 		pid = waitpid(-1, &status, WNOHANG);
 		if (pid > 0) {
@@ -1221,7 +1350,7 @@ int main(int argc, char **argv)
 					continue;
 				pids[w] = 0;
 				running--;
-				if (!WIFEXITED(status) || WEXITSTATUS(status))
+				if (worker_failed(&fails, &who[w], status, t - stop_time, grace))
 					errors++;
 			}
 			continue;
@@ -1303,8 +1432,9 @@ int main(int argc, char **argv)
 			first = 0;
 		}
 	}
-	len += snprintf(out + len, sizeof(out) - len, "},\"errors\":%d,\"interrupted\":%s}\n",
-			errors, interrupted ? "true" : "false");
+	len += snprintf(out + len, sizeof(out) - len,
+			"},\"errors\":%d,\"failures\":[%s],\"stop_grace_s\":%.1f,\"interrupted\":%s}\n",
+			errors, fails.text, grace, interrupted ? "true" : "false");
 	if (len >= sizeof(out))
 		len = sizeof(out) - 1;
 	/* one write: the line must not be split by other console output */
