@@ -14,6 +14,21 @@ def parse(text, name="t.toml"):
     return scenario.parse(tomllib.loads(text), name)
 
 
+def irqsoft_stats_header(version):
+    """The column names of irqsoft_stats once the whole series is applied:
+    the last header the series' patches write, in series order."""
+    import re
+    pdir = os.path.join(paths.KERNEL_PATCHES, version)
+    with open(os.path.join(pdir, "series")) as f:
+        names = [n.strip() for n in f if n.strip() and not n.startswith("#")]
+    header = None
+    for n in names:
+        with open(os.path.join(pdir, n)) as f:
+            for m in re.finditer(r'^\+\s*seq_puts\(m, "(cpu logged [^"]*?)\\n"\);', f.read(), re.M):
+                header = m.group(1).split()
+    return header
+
+
 class ScenarioTest(unittest.TestCase):
     def test_defaults(self):
         (p,) = parse('variants = ["6.12-rt"]\n[[steps]]\ntype = "cyclictest"\n')
@@ -108,6 +123,29 @@ class ScenarioTest(unittest.TestCase):
         self.assertTrue(files)
         for f in files:
             self.assertTrue(scenario.load(f), f)
+
+    def test_irqsoft_stats_columns_are_read_by_name(self):
+        """A scenario reads /sys/kernel/debug/irqsoft_stats by column name
+        (awk -v col=NAME), and NAME is a column of the series of each
+        variant it boots: counting by position read exit_replays as
+        "lines" once patch 3 added that column."""
+        import re
+        from irqrig import variants
+        checked = 0
+        for f in glob.glob(os.path.join(paths.SCENARIOS, "*.toml")):
+            for p in scenario.load(f):
+                for st in p["steps"]:
+                    cmd = st.get("command") or ""
+                    if "irqsoft_stats" not in cmd or cmd.startswith("cat "):
+                        continue
+                    cols = re.findall(r"awk -v col=(\w+) ", cmd)
+                    self.assertTrue(cols, "%s: irqsoft_stats read by position: %s" % (f, cmd))
+                    for v in p.variants():
+                        header = irqsoft_stats_header(variants.get(v).version)
+                        for col in cols:
+                            self.assertIn(col, header, "%s on %s" % (f, v))
+                            checked += 1
+        self.assertTrue(checked)
 
     def test_a_parsed_point_checks_again(self):
         """scenario.check (used on --reproduce's replay) accepts what parse
