@@ -2,6 +2,7 @@
 
 import glob
 import os
+import re
 import tempfile
 import unittest
 
@@ -17,7 +18,6 @@ def parse(text, name="t.toml"):
 def irqsoft_stats_header(version):
     """The column names of irqsoft_stats once the whole series is applied:
     the last header the series' patches write, in series order."""
-    import re
     pdir = os.path.join(paths.KERNEL_PATCHES, version)
     with open(os.path.join(pdir, "series")) as f:
         names = [n.strip() for n in f if n.strip() and not n.startswith("#")]
@@ -129,7 +129,6 @@ class ScenarioTest(unittest.TestCase):
         (awk -v col=NAME), and NAME is a column of the series of each
         variant it boots: counting by position read exit_replays as
         "lines" once patch 3 added that column."""
-        import re
         from irqrig import variants
         checked = 0
         for f in glob.glob(os.path.join(paths.SCENARIOS, "*.toml")):
