@@ -66,7 +66,7 @@ class LoadgenTest(unittest.TestCase):
         self.assertEqual(res["errors"], 1)
         (failure,) = res["failures"]
         self.assertTrue(failure.startswith("timer.0: killed "), failure)
-        self.assertIn("after the stop (grace 3.0 s)", failure)
+        self.assertIn("killed at the end of the stop grace (3.0 s)", failure)
         self.assertIn(failure, err)
         self.assertEqual(res["stop_grace_s"], 3.0)
 

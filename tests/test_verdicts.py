@@ -94,7 +94,7 @@ class VerdictTest(unittest.TestCase):
         res, v = self.judge_background(json.dumps(line))
         self.assertEqual(res["status"], "pass", res["verdicts"])
         self.assertTrue(v["loadgen exec ran without errors"]["ok"])
-        late = "exec.0: killed 300.0 s after the stop (grace 300.0 s)"
+        late = "exec.0: killed at the end of the stop grace (300.0 s), 310.2 s into an operation"
         res, v = self.judge_background(json.dumps(dict(line, errors=1, failures=[late])))
         self.assertEqual(res["status"], "fail")
         self.assertIn(late, v["loadgen exec ran without errors"]["detail"])

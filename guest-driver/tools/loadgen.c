@@ -1092,6 +1092,7 @@ struct who {
 	enum kind kind;
 	int worker;
 	int late;		/* still running after the stop grace: killed */
+	double op_s;		/* then, how long its operation had run */
 };
 
 /* The "failures" list: JSON strings, comma-separated; what does not fit is counted. */
@@ -1133,6 +1134,7 @@ add_failure(struct failures *f, const char *fmt, ...)
 static double stop_grace_s(int workers)
 {
 	long long longest = 0;
+	double grace;
 	int k, w;
 
 	for (k = 0; k < NR_KINDS; k++)
@@ -1142,23 +1144,27 @@ static double stop_grace_s(int workers)
 			if (ns > longest)
 				longest = ns;
 		}
-	if (GRACE_OPS * longest / 1e9 < GRACE_S)
-		return GRACE_S;
-	return GRACE_OPS * longest / 1e9 > MAX_GRACE_S ? MAX_GRACE_S : GRACE_OPS * longest / 1e9;
+	grace = GRACE_OPS * longest / 1e9;
+	return grace < GRACE_S ? GRACE_S : grace > MAX_GRACE_S ? MAX_GRACE_S : grace;
+}
+
+/* How long the worker's current operation has run. */
+static double op_running_s(const struct who *who)
+{
+	return (now_ns() - __atomic_load_n(&sh->last_op_ns[who->kind][who->worker],
+					   __ATOMIC_RELAXED)) / 1e9;
 }
 
 /* A worker ended: a failure (named in the list) unless it exited 0. */
 static int worker_failed(struct failures *f, const struct who *who, int status,
-			 double after_stop, double grace)
+			 double grace)
 {
 	const char *kn = kind_names[who->kind];
 	int w = who->worker;
 
 	if (who->late && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
-		add_failure(f, "%s.%d: killed %.1f s after the stop (grace %.1f s), %.1f s into an operation (longest before %.1f s)",
-			    kn, w, after_stop, grace,
-			    now_s() - __atomic_load_n(&sh->last_op_ns[who->kind][w],
-						      __ATOMIC_RELAXED) / 1e9,
+		add_failure(f, "%s.%d: killed at the end of the stop grace (%.1f s), %.1f s into an operation (longest before %.1f s)",
+			    kn, w, grace, who->op_s,
 			    __atomic_load_n(&sh->longest_op_ns[who->kind][w],
 					    __ATOMIC_RELAXED) / 1e9);
 		return 1;
@@ -1315,7 +1321,7 @@ int main(int argc, char **argv)
 			}
 			if (!pid)
 				_exit(worker((enum kind)k, w, ipi));
-			who[npids] = (struct who){ (enum kind)k, w, 0 };
+			who[npids] = (struct who){ (enum kind)k, w, 0, 0 };
 			pids[npids++] = pid;
 		}
 	}
@@ -1338,6 +1344,7 @@ int main(int argc, char **argv)
 				for (w = 0; w < npids; w++)
 					if (pids[w] > 0) {
 						who[w].late = 1;
+						who[w].op_s = op_running_s(&who[w]);
 						kill(-pids[w], SIGKILL);
 					}
 				killed = 1;
@@ -1350,7 +1357,7 @@ int main(int argc, char **argv)
 					continue;
 				pids[w] = 0;
 				running--;
-				if (worker_failed(&fails, &who[w], status, t - stop_time, grace))
+				if (worker_failed(&fails, &who[w], status, grace))
 					errors++;
 			}
 			continue;
