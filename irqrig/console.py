@@ -32,8 +32,12 @@ BAD_PATTERNS = {
                           r"inconsistent lock state|possible deadlock|"
                           r"possible irqsoft deadlock|"
                           r"INFO: task .* blocked for more than|"
-                          r"soft lockup|hard LOCKUP|rcu_preempt detected stalls|"
-                          r"rcu: INFO: .* detected stalls"),
+                          r"soft lockup|hard LOCKUP|"
+                          # "detected stalls on CPUs/tasks" (another CPU
+                          # saw it) and "self-detected stall on CPU"
+                          r"rcu: INFO: .*detected stalls?\b|"
+                          r"rcu_preempt detected stalls|"
+                          r"rcu: .* kthread (starved for|timer wakeup didn't happen)"),
     "panic": re.compile(r"Kernel panic"),
 }
 

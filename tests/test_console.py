@@ -76,6 +76,16 @@ class ConsoleTest(unittest.TestCase):
         self.assertEqual(counts, {"bug": 1, "warning": 1, "oops": 0, "lockdep": 1,
                                   "panic": 1})
 
+    def test_scan_counts_every_rcu_stall_form(self):
+        """Both ways RCU reports a stall, and a starved grace-period
+        kthread, count; an RCU boot message does not."""
+        text = ("rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:\n"
+                "rcu: INFO: rcu_preempt self-detected stall on CPU\n"
+                "rcu: rcu_preempt kthread timer wakeup didn't happen for 17898 jiffies!\n"
+                "rcu: rcu_preempt kthread starved for 17901 jiffies! g2661\n"
+                "rcu: RCU calculated value of scheduler-enlistment delay is 100 jiffies.\n")
+        self.assertEqual(len(console.scan(text)["lockdep"]), 4)
+
     def test_stop_kills_only_its_child(self):
         import subprocess
         other = subprocess.Popen(["sleep", "30"])
