@@ -134,10 +134,14 @@ MODULE_PARM_DESC(shared_irq,
  * Test only: the IRQF_NODELAY handler also calls an API that the NODELAY
  * contract forbids (its raw lock is soft in CONFIG_RT_IRQ_DISABLE), so
  * that the debug kernel's check can be seen to name it.  Each write arms
- * one such call, by the next interrupt: one is enough to be named, and
- * more would risk the very deadlock the contract prevents.  For
- * complete(), the write itself is the task-side (soft) use of the
- * completion's lock.
+ * one such call, by the next interrupt that did not arrive inside a soft
+ * section (sensor_violate()): one is enough to be named.  The check
+ * names a lock once it has seen both uses of the same lock instance, so
+ * the write itself makes the task-side (soft) use where no other code is
+ * sure to: complete() takes the completion's lock; hrtimer_start() and
+ * hrtimer_cancel() take the hrtimer base lock of the CPU the timer then
+ * sits on, which is the one the handler's hrtimer_start() takes first
+ * (the boot CPU's base may have no soft user of its own).
  */
 enum {
 	SENSOR_VIOLATE_NONE,
@@ -165,6 +169,10 @@ static int sensor_nd_set(const char *val, const struct kernel_param *kp)
 	WRITE_ONCE(nodelay_violation, v);
 	if (v == SENSOR_VIOLATE_COMPLETE)
 		complete(&sensor_nd_done);	/* takes its lock, soft */
+	if (v == SENSOR_VIOLATE_HRTIMER) {
+		hrtimer_start(&sensor_nd_timer, ms_to_ktime(1), HRTIMER_MODE_REL);
+		hrtimer_cancel(&sensor_nd_timer);
+	}
 	atomic_set(&sensor_nd_armed, v != SENSOR_VIOLATE_NONE);
 	return 0;
 }
@@ -527,8 +535,20 @@ static unsigned int sensor_service(struct sensor_dev *sd, bool from_irq)
 /* Test only (nodelay_violation): calls an IRQF_NODELAY handler must not make. */
 static void sensor_violate(struct sensor_dev *sd)
 {
-	if (!sd->nodelay || !atomic_xchg(&sensor_nd_armed, 0))
+	/*
+	 * Only where the call cannot deadlock: the three locks are held
+	 * with interrupts (soft-)disabled, so an interrupt that arrived
+	 * inside a soft section may find one held by the code it
+	 * interrupted, and the CPU would spin here for good (the handler
+	 * sees the interrupted context's soft state).  The check names a
+	 * NODELAY handler's use of a soft lock on every run, so this loses
+	 * nothing; the call waits for the next interrupt instead.
+	 */
+	if (!sd->nodelay || soft_irqs_disabled() ||
+	    !atomic_xchg(&sensor_nd_armed, 0))
 		return;
+	pr_info("nodelay_violation %u: the handler makes the call\n",
+		READ_ONCE(nodelay_violation));
 	switch (READ_ONCE(nodelay_violation)) {
 	case SENSOR_VIOLATE_COMPLETE:
 		complete(&sensor_nd_done);

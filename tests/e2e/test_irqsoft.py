@@ -37,8 +37,13 @@ class IrqsoftTest(unittest.TestCase):
         for variant, r in runs.items():
             self.assertEqual(r["status"], "pass", (variant, r["verdicts"]))
             with open(r["logs"]["console"], encoding="utf-8", errors="replace") as f:
-                named = [line for line in f if "IRQF_NODELAY contract violated" in line]
-            for api in ("complete", "queue_work", "hrtimer_start"):
+                console = f.readlines()
+            named = [line for line in console if "IRQF_NODELAY contract violated" in line]
+            for n, api in enumerate(("complete", "queue_work", "hrtimer_start"), 1):
+                made = "nodelay_violation %d: the handler makes the call" % n
+                self.assertTrue(any(made in line for line in console),
+                                "%s: the handler never called %s (console: %s)"
+                                % (variant, api, r["logs"]["console"]))
                 self.assertTrue(any(api in line and "sensor_irq" in line for line in named),
                                 "%s: no report names sensor_irq and %s: %s"
                                 % (variant, api, named))
