@@ -96,6 +96,8 @@
  * on stock kernels (results/20261207-050001-campaign-random).
  */
 #define SIGNAL_REPLY_S	10
+/* After that, how much longer to wait to tell a late reply from a lost one. */
+#define SIGNAL_LATE_S	60
 #define NOOP_ARG	"--noop"	/* hidden: exit at once (for exec) */
 #define WHY_LEN		96
 
@@ -599,6 +601,69 @@ static void on_counted_signal(int sig)
 	count_sub(sig == SIGUSR1 ? S_SIG_KILL : S_SIG_RAISE, sig_worker, 1);
 }
 
+/*
+ * What a silent partner is doing: its run state (R: runnable, starved; S:
+ * asleep) and its pending and blocked signals.  Asleep in sigsuspend()
+ * with SIGUSR1 pending is a lost wakeup; runnable is a CPU it never got.
+ */
+static void signal_partner_state(pid_t pid, char *buf, size_t len)
+{
+	char path[64], line[256];
+	size_t used = 0;
+	FILE *f;
+
+	buf[0] = 0;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f) {
+		snprintf(buf, len, "%s: %s", path, strerror(errno));
+		return;
+	}
+	while (fgets(line, sizeof(line), f) && used < len) {
+		if (!strncmp(line, "State:", 6) || !strncmp(line, "SigPnd:", 7) ||
+		    !strncmp(line, "ShdPnd:", 7) || !strncmp(line, "SigBlk:", 7) ||
+		    !strncmp(line, "voluntary_ctxt_switches:", 24)) {
+			line[strcspn(line, "\n")] = 0;
+			used += snprintf(buf + used, len - used, "%s%s",
+					 used ? ", " : "", line);
+		}
+	}
+	fclose(f);
+}
+
+/*
+ * The partner did not answer in SIGNAL_REPLY_S: say what it is doing and
+ * whether the reply comes late or never.  Reading its state may itself
+ * wait long for a CPU, so the read is timed and the reply looked for
+ * right after it.
+ */
+static void signal_silent_partner(pid_t pid, const sigset_t *rt, int err)
+{
+	struct timespec late = { SIGNAL_LATE_S, 0 };
+	double t0 = now_s(), t1;
+	char state[320], after[64];
+	sigset_t pend;
+	siginfo_t si;
+	int sig;
+
+	signal_partner_state(pid, state, sizeof(state));
+	t1 = now_s();
+	if (!sigpending(&pend) && sigismember(&pend, SIGRTMIN)) {
+		snprintf(after, sizeof(after), "the reply was pending by then");
+	} else {
+		do
+			sig = sigtimedwait(rt, &si, &late);
+		while (sig < 0 && errno == EINTR);
+		if (sig < 0)
+			snprintf(after, sizeof(after), "no reply in %d s more", SIGNAL_LATE_S);
+		else
+			snprintf(after, sizeof(after), "the reply came %.1f s after that",
+				 now_s() - t1);
+	}
+	fprintf(stderr, "loadgen: signal: no reply from the partner in %d s (%s); %.1f s later partner %s; %s\n",
+		SIGNAL_REPLY_S, strerror(err), t1 - t0, state, after);
+}
+
 /* Answer each SIGUSR1 (taken in the handler) with a numbered SIGRTMIN. */
 static noreturn void signal_partner(pid_t parent, const sigset_t *waitmask)
 {
@@ -656,8 +721,7 @@ static int run_signal(int w)
 			sig = sigtimedwait(&rt, &si, &timeout);
 		while (sig < 0 && errno == EINTR);
 		if (sig < 0) {
-			fprintf(stderr, "loadgen: signal: no reply from the partner: %s\n",
-				strerror(errno));
+			signal_silent_partner(pid, &rt, errno);
 			ret = 1;
 			break;
 		}
