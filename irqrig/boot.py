@@ -555,7 +555,8 @@ class Boot:
         return rec
 
     def after_hang(self, child):
-        """The guest is stuck but QEMU runs: get its kernel log out."""
+        """The guest is stuck but QEMU runs: get its kernel log and its
+        waiting tasks out."""
         if child is None or not child.isalive():
             return
         if self.gdb is not None and self.gdb.running:
@@ -563,11 +564,10 @@ class Boot:
                 return                  # the check owns the stub and writes its JSON
             self.gdb.stop()             # one gdbstub client at a time
         dump = self.path("dmesg-after-hang.txt")
-        saved = gdbrun.dump_dmesg(self.variant.name, self.cfg.gdb, dump)
-        if "dmesg" in saved:
-            self.record["logs"]["dmesg_after_hang"] = saved["dmesg"]
-        if "cpus" in saved:
-            self.record["logs"]["cpus_after_hang"] = saved["cpus"]
+        saved = gdbrun.dump_after_hang(self.variant.name, self.cfg.gdb, dump)
+        for kind in ("dmesg", "cpus", "tasks"):
+            if kind in saved:
+                self.record["logs"][kind + "_after_hang"] = saved[kind]
 
 
 RECORD = "run.json"

@@ -156,10 +156,20 @@ def _describe(index, addr):
             "landed_in": callee or s["function"], "inlined": s.get("inlined", [])}
 
 
+def waiting_tasks(path):
+    """The 'waiting:' lines of a tasks-after-hang file (irqrig tasks): each
+    task blocked uninterruptibly, where it sleeps and on which lock."""
+    if not path or not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return [line[len("waiting: "):].strip() for line in f
+                if line.startswith("waiting: ") and " tasks (" not in line]
+
+
 def analyze(rec, files):
     """Coverage and findings of a campaign run from its recorded files.
     files: {sections, progress, landings, console, dmesg_after_hang,
-    cpus_after_hang} paths (None if absent)."""
+    cpus_after_hang, tasks_after_hang} paths (None if absent)."""
     spec = rec["config"]["campaign"]
     sections = read_json(files.get("sections") or "") or []
     index = Index(sections)
@@ -185,7 +195,9 @@ def analyze(rec, files):
     if outcome == "timeout" or (outcome == "guest-error" and "timed out" in error):
         cpus = read_json(files.get("cpus_after_hang") or "") or []
         where = ", ".join("CPU%d in %s" % (c["cpu"], c["function"]) for c in cpus)
-        kinds.append(("hang", error.splitlines()[0] + (" [then %s]" % where if where else ""),
+        waiting = waiting_tasks(files.get("tasks_after_hang") or "")
+        kinds.append(("hang", error.splitlines()[0] + (" [then %s]" % where if where else "")
+                      + (" [waiting: %s]" % "; ".join(waiting) if waiting else ""),
                       cpus[0]["function"] if cpus else None))
     elif outcome == "guest-error" and "exited unexpectedly" in error \
             and not any(k == "panic" for k, _, _ in kinds):

@@ -105,16 +105,24 @@ class Gdb:
 THREAD_RE = re.compile(r"^\*?\s*\d+\s+Thread \S+ \(CPU#(\d+)[^)]*\)\s+(?:0x[0-9a-f]+ in )?(\S+)")
 
 
-def dump_dmesg(variant, sock, dest, timeout=90):
-    """After a hang: where each CPU is (gdb's `info threads`) and the kernel
-    log through the gdbstub (lx-dmesg).
+TASKS_BEGIN, TASKS_END = "irqrig-tasks-begin", "irqrig-tasks-end"
+
+
+def dump_after_hang(variant, sock, dest, timeout=90):
+    """After a hang: where each CPU is (gdb's `info threads`), the kernel
+    log through the gdbstub (lx-dmesg) and who sleeps on what (irqrig
+    state, irqrig tasks: each CPU's soft and hard state, waiting tasks,
+    their stacks and locks, each CPU's deferred work).
 
     A CPU stuck in hard interrupt context cannot get its messages printed
     on PREEMPT_RT (the console is printed by a thread); they are in the log
     buffer.  The caller makes sure no other gdb is attached.  Returns
-    {"dmesg": dest, "cpus": dest_cpus} for what was saved (the CPUs' places
-    as JSON: [{"cpu": N, "function": NAME}]); empty if nothing."""
-    g = Gdb(variant, sock, ["info threads", "lx-dmesg", "detach"], dest + ".gdb.log")
+    {"dmesg": dest, "cpus": dest_cpus, "tasks": dest_tasks} for what was
+    saved (the CPUs' places as JSON: [{"cpu": N, "function": NAME}]);
+    empty if nothing."""
+    g = Gdb(variant, sock, ["info threads", "lx-dmesg", "echo %s\\n" % TASKS_BEGIN,
+                            "irqrig state", "irqrig tasks", "echo %s\\n" % TASKS_END, "detach"],
+            dest + ".gdb.log")
     try:
         g.start(socket_timeout=2)       # QEMU has been up for a while
     except GuestError:
@@ -122,6 +130,7 @@ def dump_dmesg(variant, sock, dest, timeout=90):
     g.wait(timeout)
     saved = {}
     out = g.output().splitlines()
+    stem = os.path.splitext(dest)[0]
     lines = [line for line in out if line.startswith("[")]
     if lines:
         with open(dest, "w", encoding="utf-8") as f:
@@ -130,8 +139,16 @@ def dump_dmesg(variant, sock, dest, timeout=90):
     cpus = [{"cpu": int(m.group(1)), "function": m.group(2)}
             for m in map(THREAD_RE.match, out) if m]
     if cpus:
-        path = os.path.splitext(dest)[0] + "-cpus.json"
+        path = stem + "-cpus.json"
         with open(path, "w", encoding="utf-8") as f:
             json.dump(cpus, f)
         saved["cpus"] = path
+    if TASKS_BEGIN in out:
+        tasks = out[out.index(TASKS_BEGIN) + 1:]
+        tasks = tasks[:tasks.index(TASKS_END)] if TASKS_END in tasks else \
+            tasks + ["(cut short: gdb ended or timed out; its log: %s)" % g.log_path]
+        path = stem.replace("dmesg", "tasks") + ".txt"
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("\n".join(tasks) + "\n")
+        saved["tasks"] = path
     return saved

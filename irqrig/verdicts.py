@@ -168,7 +168,8 @@ class Judge:
                  "progress": logs.get("campaign_progress"),
                  "landings": logs.get("landings"), "console": logs.get("console"),
                  "dmesg_after_hang": logs.get("dmesg_after_hang"),
-                 "cpus_after_hang": logs.get("cpus_after_hang")}
+                 "cpus_after_hang": logs.get("cpus_after_hang"),
+                 "tasks_after_hang": logs.get("tasks_after_hang")}
         res = self.figures["campaign"] = campaign.analyze(self.rec, files)
         if self.rec.get("guest") is None:
             return

@@ -169,6 +169,20 @@ class AnalyzeTest(unittest.TestCase):
                       f["reports"][0]["line"])
         self.assertEqual(f["attributed"]["function"], "other")
 
+    def test_hang_names_the_waiting_tasks(self):
+        files = self.files("", [{"fire": 1, "addr": 0x200, "landed": True}])
+        files["tasks_after_hang"] = self.file("tasks.txt", (
+            "tasks: PID COMM STATE CPU\n"
+            "    70 sh               D            cpu0\n"
+            "waiting: 1 tasks (uninterruptible, not idle, or rtlock)\n"
+            "waiting: 70/sh in rwbase_write_lock+0x1a lock tasklist_lock+0x8 owned by 9/x\n"
+            "cpu0: current 0/swapper/0; irqsoft_wake_q empty\n"))
+        res = campaign.analyze(self.rec("timeout", "timed out after 90 s"), files)
+        line = res["findings"][0]["reports"][0]["line"]
+        self.assertIn("[waiting: 70/sh in rwbase_write_lock+0x1a lock tasklist_lock+0x8 "
+                      "owned by 9/x]", line)
+        self.assertNotIn("1 tasks", line)
+
     def test_qemu_exit_without_panic_is_a_reset(self):
         res = campaign.analyze(self.rec("guest-error", "QEMU exited unexpectedly (rc 0)"),
                                self.files("", []))

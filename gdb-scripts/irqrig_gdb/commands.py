@@ -7,7 +7,7 @@ vmlinux-gdb.py of the same build (for $lx_current() and lx-symbols).
 
 import gdb
 
-from irqrig_gdb import campaign, check, inventory
+from irqrig_gdb import campaign, check, inventory, tasks
 
 SOFT_IRQS_OFF_OFFSET = 1 << 24       # include/linux/preempt.h (RT_IRQ_DISABLE)
 
@@ -25,6 +25,7 @@ class IrqrigPrefix(gdb.Command):
 Subcommands:
   irqrig sections          list the hard sections (build-time table)
   irqrig state             soft/hard interrupt state per CPU, last callers
+  irqrig tasks [--all]     sleeping tasks, their stacks and locks; deferred work
   irqrig break-window N    stop when a hard-off window exceeds N instructions
   irqrig fire [DEVICE]     raise an irq-sensor interrupt now (QOM fire)
   irqrig fire-at ADDR N    fire each time the guest reaches ADDR, N times
@@ -114,6 +115,22 @@ count; last-off/last-on: where the task last disabled/enabled soft irqs
         return "\n      last soft off %s\n      last soft on  %s" % (
             gdb.execute("info symbol 0x%x" % off, to_string=True).strip(),
             gdb.execute("info symbol 0x%x" % on, to_string=True).strip())
+
+
+class IrqrigTasks(gdb.Command):
+    """Show who sleeps on what: for a hang.
+
+Usage: irqrig tasks [--all]
+Lists the tasks that are not runnable (--all: every task) with their state
+and CPU, the stack of each (frame pointers), the rt_mutex each waits on and
+its owner, then each CPU's current task and what it holds back under
+CONFIG_RT_IRQ_DISABLE (logged vectors, deferred wakeups, kthread works)."""
+
+    def __init__(self):
+        super().__init__("irqrig tasks", gdb.COMMAND_USER)
+
+    def invoke(self, arg, from_tty):
+        tasks.report(gdb.write, all_states="--all" in arg.split())
 
 
 class IrqrigBreakWindow(gdb.Command):
@@ -258,6 +275,7 @@ def register():
     IrqrigPrefix()
     IrqrigSections()
     IrqrigState()
+    IrqrigTasks()
     IrqrigBreakWindow()
     IrqrigFire()
     IrqrigFireAt()

@@ -1,6 +1,7 @@
 """Two icount runs of one batch scenario give byte-identical device logs;
 a guest halted for good under icount leaves QEMU's main loop working."""
 
+import re
 import unittest
 
 from common import run_file, run_text, verdict
@@ -52,6 +53,13 @@ class DeterminismTest(unittest.TestCase):
         self.assertIn("timed out", r["error"])
         # The kernel log came out through the gdbstub after the hang.
         self.assertIn("dmesg_after_hang", r["logs"], r["logs"])
+        # So did who sleeps on what: the step's `sleep 60`, asleep in its
+        # nanosleep (its stack unwound from the saved frame).
+        with open(r["logs"]["tasks_after_hang"], encoding="utf-8") as f:
+            blocks = re.split(r"\n(?=\s*\d+ )", f.read())
+        sleeps = [b for b in blocks if re.match(r"\s*\d+ sleep\s+S\s", b)]
+        self.assertEqual(len(sleeps), 1, blocks[:3])
+        self.assertRegex(sleeps[0], r"\n\s+hrtimer_nanosleep\+0x[0-9a-f]+\n", sleeps[0])
 
 
 if __name__ == "__main__":

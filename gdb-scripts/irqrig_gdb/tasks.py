@@ -1,0 +1,191 @@
+"""Who sleeps on what: the guest's tasks and each CPU's deferred work.
+
+After a hang the kernel log often says nothing (no lockdep report, no RCU
+stall); what names the cause is the list of tasks that wait, what each
+waits in (its stack) and on which rt_mutex (pi_blocked_on, with the
+owner), and what each CPU still holds back (logged vectors, deferred
+wakeups and kthread work of CONFIG_RT_IRQ_DISABLE).  Task list walk as the
+kernel's scripts/gdb (linux/tasks.py); stacks by frame pointer, the way
+the kernel's own unwinder does with CONFIG_UNWINDER_FRAME_POINTER.
+"""
+
+import gdb
+
+TASK_STATES = ((0x1, "S"), (0x2, "D"), (0x4, "T"), (0x8, "t"), (0x10, "X"),
+               (0x20, "Z"), (0x80, "K"), (0x100, "W"), (0x200, "P"), (0x400, "N"),
+               (0x1000, "RTLOCK_WAIT"))
+THREAD_SIZE = 4 << 12                # x86_64 without KASAN (THREAD_SIZE_ORDER 2)
+MAX_FRAMES = 24
+TASK_UNINTERRUPTIBLE, TASK_NOLOAD, TASK_RTLOCK_WAIT = 0x2, 0x400, 0x1000
+# Frames that say only "it sleeps": the place it sleeps in is the first other.
+SCHEDULER = ("context_switch", "__schedule", "schedule", "preempt_schedule",
+             "__preempt_count", "rt_mutex_schedule", "rtlock_slowlock")
+RT_MUTEX_HAS_WAITERS = 1
+WAKE_Q_TAIL = 1
+
+
+def state_name(state):
+    if state == 0:
+        return "R"
+    names = [n for bit, n in TASK_STATES if state & bit]
+    return "|".join(names) or "0x%x" % state
+
+
+def all_tasks():
+    """Every thread, as linux/tasks.py walks them (init_task's tasks list,
+    each group's thread list)."""
+    from linux import tasks          # the kernel's scripts/gdb, loaded first
+    return tasks.task_lists()
+
+
+def symbol(addr, lookup=None):
+    """'function+0xoff' for a text address (the function found at lookup,
+    default addr), None for anything else."""
+    lookup = addr if lookup is None else lookup
+    block = gdb.block_for_pc(lookup) if lookup else None
+    while block is not None and block.function is None:
+        block = block.superblock
+    if block is None:
+        out = gdb.execute("info symbol 0x%x" % lookup, to_string=True).strip()
+        if out.startswith("No symbol"):
+            return None
+        name, _, off = out.split(" in section")[0].partition(" + ")
+        return "%s+0x%x" % (name, int(off or 0) + addr - lookup)
+    return "%s+0x%x" % (block.function.name, addr - block.start)
+
+
+def _ulong(inf, addr):
+    return int.from_bytes(bytes(inf.read_memory(addr, 8)), "little")
+
+
+def stack(task):
+    """The return addresses of a task that is not running: from the frame
+    __switch_to_asm() left at thread.sp, then each saved frame pointer, as
+    long as it stays inside the task's stack."""
+    inf = gdb.selected_inferior()
+    base = int(task["stack"])
+    top = base + THREAD_SIZE
+    sp = int(task["thread"]["sp"])
+    if not base <= sp < top:
+        return []
+    frame = gdb.parse_and_eval("(struct inactive_task_frame *)0x%x" % sp)
+    bp = int(frame["bp"])
+    frames = [int(frame["ret_addr"])]
+    while len(frames) < MAX_FRAMES and sp <= bp < top - 16:
+        ret = _ulong(inf, bp + 8)
+        if ret == 0:
+            break
+        frames.append(ret)
+        sp, bp = bp, _ulong(inf, bp)
+    # A return address can be the first byte after a function ending in a
+    # call: name the call's place (addr - 1), as the kernel's %pB does.
+    return [symbol(a, a - 1) or "0x%x" % a for a in frames]
+
+
+def sleeps_in(frames):
+    for f in frames:
+        if not f.startswith(SCHEDULER):
+            return f
+    return frames[-1] if frames else "?"
+
+
+def waits(state):
+    """Blocked the way the hung-task detector counts: uninterruptible
+    but not an idle wait (TASK_NOLOAD), or waiting for an rtlock."""
+    return (state & TASK_UNINTERRUPTIBLE and not state & TASK_NOLOAD) or \
+        state & TASK_RTLOCK_WAIT
+
+
+def blocked_on(task):
+    """'lock SYMBOL owned by PID/COMM' for a task waiting on an rt_mutex
+    (sleeping locks of PREEMPT_RT, rwlocks' writer side, PI futexes)."""
+    try:
+        waiter = task["pi_blocked_on"]
+    except gdb.error:
+        return None
+    if int(waiter) == 0:
+        return None
+    lock = waiter["lock"]
+    owner = int(lock["owner"]) & ~RT_MUTEX_HAS_WAITERS
+    where = gdb.execute("info symbol 0x%x" % int(lock), to_string=True).strip()
+    where = where.split(" in section")[0] if not where.startswith("No symbol") \
+        else "0x%x" % int(lock)
+    if owner == 0:
+        return "lock %s (no owner)" % where
+    o = gdb.parse_and_eval("(struct task_struct *)0x%x" % owner)
+    return "lock %s owned by %d/%s" % (where, int(o["pid"]), o["comm"].string())
+
+
+def task_cpu(task):
+    """thread_info.cpu on x86 (THREAD_INFO_IN_TASK), else task->cpu."""
+    try:
+        return int(task["thread_info"]["cpu"])
+    except gdb.error:
+        return int(task["cpu"])
+
+
+def describe(task):
+    state = int(task["__state"])
+    line = "%6d %-16s %-12s cpu%d%s" % (
+        int(task["pid"]), task["comm"].string(), state_name(state),
+        task_cpu(task),
+        " on-cpu" if int(task["on_cpu"]) else "")
+    return line
+
+
+def cpu_pending(cpu):
+    """What CPU holds back under CONFIG_RT_IRQ_DISABLE: logged vectors,
+    deferred wakeups, kthread works, line locks held (0s when idle)."""
+    def per_cpu(name, field):
+        ptr = gdb.parse_and_eval("&" + name)
+        addr = int(ptr) + int(gdb.parse_and_eval("__per_cpu_offset[%d]" % cpu))
+        return gdb.Value(addr).cast(ptr.type).dereference()[field]
+
+    out = []
+    for name, field in (("irqsoft_log", "count"), ("irqsoft_works", "count"),
+                        ("irqsoft_lines", "count"), ("irqsoft_lines", "waiting")):
+        try:
+            out.append("%s.%s %d" % (name, field, int(per_cpu(name, field))))
+        except gdb.error:
+            pass
+    try:
+        # as irqsoft_wakeups_pending(): lastp NULL until first used
+        pending = int(per_cpu("irqsoft_wake_q", "lastp")) and \
+            int(per_cpu("irqsoft_wake_q", "first")) != WAKE_Q_TAIL
+        out.append("irqsoft_wake_q %s" % ("PENDING" if pending else "empty"))
+    except gdb.error:
+        pass
+    return ", ".join(out) if out else "no RT_IRQ_DISABLE state"
+
+
+def cpu_count():
+    return len(gdb.selected_inferior().threads())
+
+
+def report(write, all_states=False):
+    """Write the tasks (those not runnable, or all), the stacks of those
+    asleep and the rt_mutex each waits on, then each CPU's current task
+    and deferred work."""
+    waiting = []
+    write("tasks: PID COMM STATE CPU\n")
+    for task in all_tasks():
+        state = int(task["__state"])
+        if state == 0 and not all_states:
+            continue
+        write(describe(task) + "\n")
+        on = blocked_on(task)
+        if on:
+            write("        blocked on %s\n" % on)
+        frames = stack(task) if state and not int(task["on_cpu"]) else []
+        for f in frames:
+            write("        %s\n" % f)
+        if waits(state):
+            waiting.append("%d/%s in %s%s" % (int(task["pid"]), task["comm"].string(),
+                                              sleeps_in(frames), " " + on if on else ""))
+    write("waiting: %d tasks (uninterruptible, not idle, or rtlock)\n" % len(waiting))
+    for w in waiting:
+        write("waiting: %s\n" % w)
+    for cpu in range(cpu_count()):
+        curr = gdb.parse_and_eval("$lx_current(%d)" % cpu)
+        write("cpu%d: current %d/%s; %s\n" % (
+            cpu, int(curr["pid"]), curr["comm"].string(), cpu_pending(cpu)))
