@@ -346,14 +346,17 @@ class Boot:
             "irqrig campaign %s %s" % (logs["campaign_targets"], logs["campaign_progress"])],
             self.path("gdb-campaign.log"))
         logs["gdb_campaign"] = self.gdb.log_path
+        ticker = campaign.ProgressTicker(logs["campaign_progress"], self.variant.name)
         try:
             self.gdb.start()
+            ticker.start()
             cmd = "sensor-read --mode manual --passive --duration %g --latch 16" \
                 % st["duration_s"]
             rc, out = self.run_cmd(cmd, self.step_s(st, 300))
             self.gdb.interrupt()
             self.gdb.wait(self.limit(60))
         finally:
+            ticker.stop()
             self.gdb.stop()
             self.gdb = None
         return {"command": cmd, "rc": rc, "output": _keep(out)}

@@ -19,9 +19,11 @@ import json
 import os
 import random
 import re
+import threading
 
 from irqrig import console, landings, variants
 from irqrig.errors import UsageError
+from irqrig.util import log
 
 SECTIONS = "campaign-sections.json"
 TARGETS = "campaign-targets.json"
@@ -101,6 +103,31 @@ def read_progress(path):
     except OSError:
         pass
     return out
+
+
+class ProgressTicker:
+    """A line on the runner's log every `every_s` while gdb fires: how many
+    interrupts it has fired and how many landed (from its progress file),
+    so a 10-minute campaign is not silent."""
+
+    def __init__(self, path, name, every_s=60):
+        self.path, self.name, self.every_s = path, name, every_s
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self):
+        self._thread.start()
+
+    def stop(self):
+        self._done.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def _run(self):
+        while not self._done.wait(self.every_s):
+            fires = [p for p in read_progress(self.path) if "landed" in p]
+            log("%s: campaign: %d interrupts fired, %d landed in a soft section" % (
+                self.name, len(fires), sum(1 for p in fires if p["landed"])))
 
 
 # -- judging: coverage and findings (pure) ---------------------------------
