@@ -571,6 +571,12 @@ class Boot:
         for kind in ("dmesg", "cpus", "tasks"):
             if kind in saved:
                 self.record["logs"][kind + "_after_hang"] = saved[kind]
+        if "tasks" in saved:
+            waiting = campaign.waiting_tasks(saved["tasks"])
+            self.record["error"] = "%s\nafter the hang, %s; tasks, stacks and locks: %s" % (
+                self.record.get("error", ""),
+                "waiting: " + "; ".join(waiting) if waiting else "no task waits "
+                "uninterruptibly or on an rtlock", saved["tasks"])
 
 
 RECORD = "run.json"
