@@ -338,7 +338,14 @@ class Boot:
 
     def step_campaign(self, st):
         """Exact mode: gdb fires the sensor at the targets (its MSI goes to
-        CPU 0) while a reader acks the samples; ends by SIGINT to gdb."""
+        CPU 0) while a reader acks the samples; ends by SIGINT to gdb.
+
+        The guest's clock stands still while gdb holds it at a breakpoint,
+        so the reader's duration (guest time) can last far longer on the
+        host, and a guest whose hot paths hit breakpoints crawls.  The
+        firing ends after duration_s of host time, or when the reader is
+        done if that is sooner; with the breakpoints gone the guest runs
+        at full speed again and finishes the reader."""
         logs = self.record["logs"]
         self.run_cmd("for i in $(grep irq-sensor /proc/interrupts | cut -d: -f1); do "
                      "echo 1 > /proc/irq/$i/smp_affinity; done", self.rig_s(30))
@@ -347,15 +354,19 @@ class Boot:
             self.path("gdb-campaign.log"))
         logs["gdb_campaign"] = self.gdb.log_path
         ticker = campaign.ProgressTicker(logs["campaign_progress"], self.variant.name)
+        end = campaign.EndOnce(self.gdb.interrupt)
+        timer = threading.Timer(st["duration_s"], end)
         try:
             self.gdb.start()
             ticker.start()
+            timer.start()
             cmd = "sensor-read --mode manual --passive --duration %g --latch 16" \
                 % st["duration_s"]
             rc, out = self.run_cmd(cmd, self.step_s(st, 300))
-            self.gdb.interrupt()
+            end()
             self.gdb.wait(self.limit(60))
         finally:
+            timer.cancel()
             ticker.stop()
             self.gdb.stop()
             self.gdb = None

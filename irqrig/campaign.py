@@ -125,9 +125,30 @@ class ProgressTicker:
 
     def _run(self):
         while not self._done.wait(self.every_s):
-            fires = [p for p in read_progress(self.path) if "landed" in p]
-            log("%s: campaign: %d interrupts fired, %d landed in a soft section" % (
-                self.name, len(fires), sum(1 for p in fires if p["landed"])))
+            progress = read_progress(self.path)
+            fires = [p for p in progress if "landed" in p]
+            stops = [p for p in progress if "stops" in p]
+            log("%s: campaign: %d interrupts fired, %d landed in a soft section%s" % (
+                self.name, len(fires), sum(1 for p in fires if p["landed"]),
+                "; %d breakpoint stops (%d on the other CPU)" % (
+                    stops[-1]["stops"], stops[-1]["stops_other_cpu"]) if stops else ""))
+
+
+class EndOnce:
+    """Call `end` once, from whichever comes first (a timer, the step):
+    a second SIGINT could land in gdb's clean-up of the campaign."""
+
+    def __init__(self, end):
+        self._end = end
+        self._lock = threading.Lock()
+        self._done = False
+
+    def __call__(self):
+        with self._lock:
+            if self._done:
+                return
+            self._done = True
+        self._end()
 
 
 # -- judging: coverage and findings (pure) ---------------------------------
@@ -260,6 +281,8 @@ def analyze(rec, files):
         "coverage": per,
         "findings": findings,
         "ended": next((p for p in progress if "ended" in p), None),
+        # the guest's breakpoint stops (all, the other CPU's): its slowdown
+        "stops": next((p for p in reversed(progress) if "stops" in p), None),
     }
 
 

@@ -20,6 +20,11 @@ covered target's breakpoint goes; a target is tried at most `tries` times.
 The loop ends when every target is done, when the target goes away, or on
 SIGINT (the runner's way to end the campaign); then gdb detaches and the
 guest runs on.
+
+Every breakpoint hit stops the whole guest for a gdb round trip, on either
+CPU, fired or not: a target in a hot path slows the guest down as much as
+it is hit.  So the stops are counted (all, and those on the other CPU) and
+logged every STOPS_EVERY_S: a guest that crawls shows it.
 """
 
 import json
@@ -38,6 +43,7 @@ KERNEL_MIN = 0xffff800000000000
 # default; the fire step alone lets interrupts in.
 SSTEP_MASKED = 0x7
 SSTEP_IRQS = 0x1
+STOPS_EVERY_S = 30
 
 
 def _landed_rip():
@@ -71,6 +77,9 @@ class Campaign:
         self.progress = open(progress_path, "a", encoding="utf-8")
         self.bps = {}
         self.fired = 0
+        self.stops = 0
+        self.stops_other_cpu = 0
+        self.stops_logged = time.time()
 
     def log(self, record):
         self.progress.write(json.dumps(record) + "\n")
@@ -108,6 +117,27 @@ class Campaign:
         bp = self.bps.pop(addr, None)
         if bp is not None:
             bp.delete()
+
+    def loop(self):
+        while self.bps:
+            try:
+                gdb.execute("continue", to_string=True)
+            except gdb.error:
+                return "target gone"
+            pc = check._u64("$pc")
+            cpu = gdb.selected_thread().num - 1
+            if pc not in self.bps:
+                return "interrupted"            # SIGINT from the runner
+            self.count_stop(cpu)
+            if cpu != self.cpu:
+                continue                        # the sensor cannot reach that CPU
+            try:
+                record = self.on_target(pc)
+            except gdb.error as e:
+                return "gdb error: %s" % e
+            if record.get("user_gs"):
+                return "an interrupt entered the kernel with the user GS base"
+        return "done"
 
     def on_target(self, pc):
         # Lift this breakpoint for the step: QEMU checks breakpoints before
@@ -151,32 +181,26 @@ class Campaign:
             self.drop(pc)
         return record
 
+    def count_stop(self, cpu):
+        self.stops += 1
+        if cpu != self.cpu:
+            self.stops_other_cpu += 1
+        now = time.time()
+        if now - self.stops_logged >= STOPS_EVERY_S:
+            self.stops_logged = now
+            self.log(self.stop_counts(t=now))
+
+    def stop_counts(self, **extra):
+        return dict(extra, stops=self.stops, stops_other_cpu=self.stops_other_cpu,
+                    fired=self.fired, left=len(self.bps))
+
     def run(self):
         self.setup()
-        reason = "done"
-        while self.bps:
-            try:
-                gdb.execute("continue", to_string=True)
-            except gdb.error:
-                reason = "target gone"
-                break
-            pc = check._u64("$pc")
-            cpu = gdb.selected_thread().num - 1
-            if pc not in self.bps:
-                reason = "interrupted"          # SIGINT from the runner
-                break
-            if cpu != self.cpu:
-                continue                        # the sensor cannot reach that CPU
-            try:
-                record = self.on_target(pc)
-            except gdb.error as e:
-                reason = "gdb error: %s" % e
-                break
-            if record.get("user_gs"):
-                reason = "an interrupt entered the kernel with the user GS base"
-                break
-        self.log({"ended": time.time(), "reason": reason, "fired": self.fired,
-                  "left": len(self.bps)})
+        try:
+            reason = self.loop()
+        except KeyboardInterrupt:               # SIGINT while gdb Python ran
+            reason = "interrupted"
+        self.log(self.stop_counts(ended=time.time(), reason=reason))
         for addr in list(self.bps):
             try:
                 self.drop(addr)
