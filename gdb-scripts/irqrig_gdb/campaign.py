@@ -21,12 +21,21 @@ The loop ends when every target is done, when the target goes away, or on
 SIGINT (the runner's way to end the campaign); then gdb detaches and the
 guest runs on.
 
-Every breakpoint hit stops the whole guest for a gdb round trip, on either
-CPU, fired or not: a target in a hot path slows the guest down as much as
-it is hit.  So the stops are counted (all, and those on the other CPU) and
-logged every STOPS_EVERY_S: a guest that crawls shows it.
+Breakpoints cost the guest even when not hit: QEMU's TCG walks the whole
+breakpoint list before each translation block, and runs every instruction
+of a page that holds one as a block of its own (accel/tcg/cpu-exec.c,
+check_for_breakpoints_slow()).  With thousands of targets on the hot pages
+of the locking, scheduler and mm code, the guest crawled: forks slowed to
+one a minute, a load generator's partner went unanswered for a minute, and
+a 10-minute campaign ended as a "hang" (6.1, stop 31).  So at most WINDOW
+targets are inserted at once, taken round-robin over the sections; a
+target that has waited ROTATE_S without a fire goes to the back of the
+queue (keeping its tries) for the next.  Every breakpoint stop also stops
+the guest for a gdb round trip, on either CPU: the stops are counted (all,
+and those on the other CPU) and logged every STOPS_EVERY_S.
 """
 
+import collections
 import json
 import time
 
@@ -44,6 +53,8 @@ KERNEL_MIN = 0xffff800000000000
 SSTEP_MASKED = 0x7
 SSTEP_IRQS = 0x1
 STOPS_EVERY_S = 30
+WINDOW = 32
+ROTATE_S = 10.0
 
 
 def _landed_rip():
@@ -65,6 +76,19 @@ def _landed_rip():
     return None
 
 
+def round_robin(targets):
+    """The targets one section at a time in turn (the first of each, then
+    the second, ...), so that a window of them spans many sections."""
+    by_section = collections.OrderedDict()
+    for t in targets:
+        by_section.setdefault(t["section"], []).append(t["addr"])
+    out, rank = [], 0
+    while len(out) < len(targets):
+        out += [addrs[rank] for addrs in by_section.values() if rank < len(addrs)]
+        rank += 1
+    return out
+
+
 class Campaign:
     def __init__(self, targets_path, progress_path):
         with open(targets_path, encoding="utf-8") as f:
@@ -72,10 +96,14 @@ class Campaign:
         self.cpu = spec.get("cpu", 0)
         self.qom = spec.get("qom_path", "/machine/peripheral/sensor")
         self.tries = spec.get("tries", 3)
+        self.window = spec.get("window", WINDOW)
+        self.rotate_s = spec.get("rotate_s", ROTATE_S)
         self.section = {t["addr"]: t["section"] for t in spec["targets"]}
         self.left = {a: self.tries for a in self.section}
+        self.queue = collections.deque(round_robin(spec["targets"]))
         self.progress = open(progress_path, "a", encoding="utf-8")
         self.bps = {}
+        self.inserted = {}
         self.fired = 0
         self.stops = 0
         self.stops_other_cpu = 0
@@ -99,7 +127,14 @@ class Campaign:
         # CPU runs too and may report a stop first, and the step's result
         # would be read from the wrong CPU.
         gdb.execute("set scheduler-locking step", to_string=True)
-        for addr in self.section:
+        self.fill()
+        self.log({"started": time.time(), "targets": len(self.section),
+                  "window": self.window, "rotate_s": self.rotate_s})
+
+    def fill(self):
+        """Insert queued targets until the window is full."""
+        while len(self.bps) < self.window and self.queue:
+            addr = self.queue.popleft()
             try:
                 bp = gdb.Breakpoint("*0x%x" % addr, internal=True)
             except gdb.error as e:
@@ -107,7 +142,17 @@ class Campaign:
                 continue
             bp.silent = True
             self.bps[addr] = bp
-        self.log({"started": time.time(), "targets": len(self.bps)})
+            self.inserted[addr] = time.time()
+
+    def rotate(self):
+        """Targets not fired at for ROTATE_S make room for queued ones."""
+        if not self.queue:
+            return
+        now = time.time()
+        for addr in [a for a, t in self.inserted.items() if now - t >= self.rotate_s]:
+            self.drop(addr)
+            self.queue.append(addr)
+        self.fill()
 
     @staticmethod
     def sstep(flags):
@@ -115,6 +160,7 @@ class Campaign:
 
     def drop(self, addr):
         bp = self.bps.pop(addr, None)
+        self.inserted.pop(addr, None)
         if bp is not None:
             bp.delete()
 
@@ -129,14 +175,17 @@ class Campaign:
             if pc not in self.bps:
                 return "interrupted"            # SIGINT from the runner
             self.count_stop(cpu)
-            if cpu != self.cpu:
-                continue                        # the sensor cannot reach that CPU
-            try:
-                record = self.on_target(pc)
-            except gdb.error as e:
-                return "gdb error: %s" % e
-            if record.get("user_gs"):
-                return "an interrupt entered the kernel with the user GS base"
+            if cpu == self.cpu:                 # the sensor cannot reach the other
+                try:
+                    record = self.on_target(pc)
+                except gdb.error as e:
+                    return "gdb error: %s" % e
+                if record.get("user_gs"):
+                    return "an interrupt entered the kernel with the user GS base"
+                if self.left[pc] > 0 and pc in self.bps:
+                    self.inserted[pc] = time.time()     # fired at: its wait restarts
+            self.rotate()
+            self.fill()
         return "done"
 
     def on_target(self, pc):
@@ -192,7 +241,7 @@ class Campaign:
 
     def stop_counts(self, **extra):
         return dict(extra, stops=self.stops, stops_other_cpu=self.stops_other_cpu,
-                    fired=self.fired, left=len(self.bps))
+                    fired=self.fired, left=len(self.bps) + len(self.queue))
 
     def run(self):
         self.setup()
