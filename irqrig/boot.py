@@ -328,8 +328,9 @@ class Boot:
             only = int(c["target"], 16) if c["target"] else None
             logs["campaign_targets"] = self.path(campaign.TARGETS)
             logs["campaign_progress"] = self.path(campaign.PROGRESS)
-            if os.path.exists(logs["campaign_progress"]):
-                os.unlink(logs["campaign_progress"])
+            for stale in (logs["campaign_progress"], logs["campaign_progress"] + ".end"):
+                if os.path.exists(stale):
+                    os.unlink(stale)
             campaign.write_json(logs["campaign_targets"], {
                 "targets": campaign.targets(secs, c["insns_per_section"], c["seed"], only),
                 "cpu": 0, "qom_path": qemu.SENSOR_QOM_PATH, "tries": c["tries"]})
@@ -354,7 +355,7 @@ class Boot:
             self.path("gdb-campaign.log"))
         logs["gdb_campaign"] = self.gdb.log_path
         ticker = campaign.ProgressTicker(logs["campaign_progress"], self.variant.name)
-        end = campaign.EndOnce(self.gdb.interrupt)
+        end = campaign.EndOnce(self.gdb.interrupt, logs["campaign_progress"] + ".end")
         timer = threading.Timer(st["duration_s"], end)
         try:
             self.gdb.start()

@@ -135,11 +135,14 @@ class ProgressTicker:
 
 
 class EndOnce:
-    """Call `end` once, from whichever comes first (a timer, the step):
-    a second SIGINT could land in gdb's clean-up of the campaign."""
+    """End the gdb campaign once, from whichever comes first (a timer, the
+    step): write its end file (so that gdb tells this stop from its own
+    rotation ticks), then call `interrupt` (SIGINT).  Once: a second SIGINT
+    could land in gdb's clean-up of the campaign."""
 
-    def __init__(self, end):
-        self._end = end
+    def __init__(self, interrupt, end_path):
+        self._interrupt = interrupt
+        self._end_path = end_path
         self._lock = threading.Lock()
         self._done = False
 
@@ -148,7 +151,9 @@ class EndOnce:
             if self._done:
                 return
             self._done = True
-        self._end()
+        with open(self._end_path, "w", encoding="utf-8"):
+            pass
+        self._interrupt()
 
 
 # -- judging: coverage and findings (pure) ---------------------------------

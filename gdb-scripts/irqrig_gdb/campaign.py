@@ -30,13 +30,19 @@ one a minute, a load generator's partner went unanswered for a minute, and
 a 10-minute campaign ended as a "hang" (6.1, stop 31).  So at most WINDOW
 targets are inserted at once, taken round-robin over the sections; a
 target that has waited ROTATE_S without a fire goes to the back of the
-queue (keeping its tries) for the next.  Every breakpoint stop also stops
+queue (keeping its tries) for the next.  A window of cold targets stops
+nothing, so a clock thread interrupts the guest every ROTATE_S to rotate
+(through gdb's event loop: gdb.post_event).  The runner ends the campaign
+by creating PROGRESS.end and sending SIGINT, so its stop is told from a
+tick.  Every breakpoint stop also stops
 the guest for a gdb round trip, on either CPU: the stops are counted (all,
 and those on the other CPU) and logged every STOPS_EVERY_S.
 """
 
 import collections
 import json
+import os
+import threading
 import time
 
 import gdb
@@ -53,8 +59,8 @@ KERNEL_MIN = 0xffff800000000000
 SSTEP_MASKED = 0x7
 SSTEP_IRQS = 0x1
 STOPS_EVERY_S = 30
-WINDOW = 32
-ROTATE_S = 10.0
+WINDOW = 128
+ROTATE_S = 5.0
 
 
 def _landed_rip():
@@ -104,9 +110,14 @@ class Campaign:
         self.progress = open(progress_path, "a", encoding="utf-8")
         self.bps = {}
         self.inserted = {}
+        self.end_path = progress_path + ".end"
+        self.continuing = False
+        self.ticked = False
+        self.clock_done = threading.Event()
         self.fired = 0
         self.stops = 0
         self.stops_other_cpu = 0
+        self.ticks = 0
         self.stops_logged = time.time()
 
     def log(self, record):
@@ -164,16 +175,47 @@ class Campaign:
         if bp is not None:
             bp.delete()
 
+    def start_clock(self):
+        def clock():
+            while not self.clock_done.wait(self.rotate_s):
+                gdb.post_event(self.tick)
+        threading.Thread(target=clock, daemon=True).start()
+
+    def tick(self):
+        """In gdb's event loop: stop a `continue` that waits on cold
+        targets, so that they rotate."""
+        if self.continuing and self.queue and not self.ticked:
+            self.ticked = True
+            try:
+                gdb.execute("interrupt", to_string=True)
+            except gdb.error:
+                self.ticked = False
+
     def loop(self):
+        self.start_clock()
+        try:
+            return self.targets_loop()
+        finally:
+            self.clock_done.set()
+
+    def targets_loop(self):
         while self.bps:
+            self.continuing = True
             try:
                 gdb.execute("continue", to_string=True)
             except gdb.error:
                 return "target gone"
+            finally:
+                self.continuing = False
             pc = check._u64("$pc")
             cpu = gdb.selected_thread().num - 1
             if pc not in self.bps:
-                return "interrupted"            # SIGINT from the runner
+                if os.path.exists(self.end_path) or not self.ticked:
+                    return "interrupted"        # SIGINT from the runner
+                self.ticked = False
+                self.ticks += 1
+                self.rotate()
+                continue
             self.count_stop(cpu)
             if cpu == self.cpu:                 # the sensor cannot reach the other
                 try:
@@ -241,7 +283,7 @@ class Campaign:
 
     def stop_counts(self, **extra):
         return dict(extra, stops=self.stops, stops_other_cpu=self.stops_other_cpu,
-                    fired=self.fired, left=len(self.bps) + len(self.queue))
+                    ticks=self.ticks, fired=self.fired, left=len(self.bps) + len(self.queue))
 
     def run(self):
         self.setup()
