@@ -237,10 +237,12 @@ class IrqrigCampaign(gdb.Command):
     """Fire the irq-sensor at chosen instructions; record where it landed.
 
 Usage: irqrig campaign TARGETS.json PROGRESS.jsonl
-The exact interrupt campaign (irqrig_gdb/campaign.py): breakpoints on the
-targets, and at each stop on the sensor's CPU a fire and a single step
-with interrupts allowed.  Ends when all targets are done, the target goes
-away, or on SIGINT; then detaches."""
+The exact interrupt campaign (irqrig_gdb/campaign.py): breakpoints on a
+rotating window of the targets, and at each stop on the sensor's CPU a
+fire and a single step with interrupts allowed.  Ends when all targets are
+done, the target goes away, or on SIGINT once PROGRESS.jsonl.end exists
+(a SIGINT without it is taken for the window's own rotation tick); then
+detaches."""
 
     def __init__(self):
         super().__init__("irqrig campaign", gdb.COMMAND_USER)
