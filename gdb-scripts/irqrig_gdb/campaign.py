@@ -24,19 +24,18 @@ guest runs on.
 Breakpoints cost the guest even when not hit: QEMU's TCG walks the whole
 breakpoint list before each translation block, and runs every instruction
 of a page that holds one as a block of its own (accel/tcg/cpu-exec.c,
-check_for_breakpoints_slow()).  With thousands of targets on the hot pages
-of the locking, scheduler and mm code, the guest crawled: forks slowed to
-one a minute, a load generator's partner went unanswered for a minute, and
-a 10-minute campaign ended as a "hang" (6.1, stop 31).  So at most WINDOW
-targets are inserted at once, taken round-robin over the sections; a
-target that has waited ROTATE_S without a fire goes to the back of the
-queue (keeping its tries) for the next.  A window of cold targets stops
-nothing, so a clock thread interrupts the guest every ROTATE_S to rotate
-(through gdb's event loop: gdb.post_event).  The runner ends the campaign
-by creating PROGRESS.end and sending SIGINT, so its stop is told from a
-tick.  Every breakpoint stop also stops
-the guest for a gdb round trip, on either CPU: the stops are counted (all,
-and those on the other CPU) and logged every STOPS_EVERY_S.
+check_for_breakpoints_slow()).  The campaign had put all its targets
+(2289 on 6.1) in at once, on the hot pages of the locking, scheduler and
+mm code.  So at most WINDOW targets are inserted at once, taken
+round-robin over the sections; a target that has waited ROTATE_S without
+a fire goes to the back of the queue (keeping its tries) for the next.  A
+window of cold targets stops nothing, so a clock thread interrupts the
+guest every ROTATE_S to rotate (through gdb's event loop:
+gdb.post_event).  The runner ends the campaign by creating PROGRESS.end
+and sending SIGINT, so its stop is told from a tick.  Every breakpoint
+stop also holds the guest for a gdb round trip, on either CPU: the stops
+are counted (all, and those on the other CPU) and logged every
+STOPS_EVERY_S.
 """
 
 import collections
