@@ -162,6 +162,22 @@ def cpu_count():
     return len(gdb.selected_inferior().threads())
 
 
+def one_task(write, task, all_states, waiting):
+    state = int(task["__state"])
+    if state == 0 and not all_states:
+        return
+    write(describe(task) + "\n")
+    on = blocked_on(task)
+    if on:
+        write("        blocked on %s\n" % on)
+    frames = stack(task) if state and not int(task["on_cpu"]) else []
+    for f in frames:
+        write("        %s\n" % f)
+    if waits(state):
+        waiting.append("%d/%s in %s%s" % (int(task["pid"]), task["comm"].string(),
+                                          sleeps_in(frames), " " + on if on else ""))
+
+
 def report(write, all_states=False):
     """Write the tasks (those not runnable, or all), the stacks of those
     asleep and the rt_mutex each waits on, then each CPU's current task
@@ -169,19 +185,10 @@ def report(write, all_states=False):
     waiting = []
     write("tasks: PID COMM STATE CPU\n")
     for task in all_tasks():
-        state = int(task["__state"])
-        if state == 0 and not all_states:
-            continue
-        write(describe(task) + "\n")
-        on = blocked_on(task)
-        if on:
-            write("        blocked on %s\n" % on)
-        frames = stack(task) if state and not int(task["on_cpu"]) else []
-        for f in frames:
-            write("        %s\n" % f)
-        if waits(state):
-            waiting.append("%d/%s in %s%s" % (int(task["pid"]), task["comm"].string(),
-                                              sleeps_in(frames), " " + on if on else ""))
+        try:
+            one_task(write, task, all_states, waiting)
+        except gdb.error as e:      # a hang can leave a task half written
+            write("  task at 0x%x unreadable: %s\n" % (int(task), e))
     write("waiting: %d tasks (uninterruptible, not idle, or rtlock)\n" % len(waiting))
     for w in waiting:
         write("waiting: %s\n" % w)
