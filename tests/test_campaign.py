@@ -204,6 +204,17 @@ class AnalyzeTest(unittest.TestCase):
         self.assertEqual([c["address"] for c in f["candidates"]], ["0x204", "0x104"])
 
 
+class EndOnceTest(unittest.TestCase):
+    def test_writes_the_end_file_then_interrupts_once(self):
+        with tempfile.TemporaryDirectory() as d:
+            end_path = os.path.join(d, "progress.jsonl.end")
+            seen = []
+            end = campaign.EndOnce(lambda: seen.append(os.path.exists(end_path)), end_path)
+            end()
+            end()                       # the step after the timer: no second SIGINT
+            self.assertEqual(seen, [True])
+
+
 class ReproducerTest(unittest.TestCase):
     def test_bad_reference_is_a_usage_error(self):
         d = tempfile.mkdtemp()
