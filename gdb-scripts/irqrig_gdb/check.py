@@ -46,17 +46,25 @@ def current_task():
         return "?", -1
 
 
-def symbol_at(pc):
-    """The ELF symbol covering pc.  Minimal symbols, not DWARF: gdb's
-    relocation of a module's debug info can put a .text and an .init.text
-    function at the same address, the symbol table never does."""
+def symbol_offset(pc):
+    """(name, offset) of the ELF symbol covering pc, None if none does.
+    Minimal symbols, not DWARF: gdb's relocation of a module's debug info
+    can put a .text and an .init.text function at the same address, the
+    symbol table never does."""
     try:
         text = gdb.execute("info symbol 0x%x" % pc, to_string=True)
     except gdb.error:
         return None
     if text.startswith("No symbol"):
         return None
-    return text.split()[0]
+    words = text.split()            # NAME [+ OFF] in section SECTION [of FILE]
+    return words[0], int(words[2]) if words[1] == "+" else 0
+
+
+def symbol_at(pc):
+    """The ELF symbol covering pc (symbol_offset())."""
+    found = symbol_offset(pc)
+    return found[0] if found else None
 
 
 def backtrace(limit=12):

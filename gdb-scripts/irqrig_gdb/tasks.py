@@ -11,6 +11,8 @@ the kernel's own unwinder does with CONFIG_UNWINDER_FRAME_POINTER.
 
 import gdb
 
+from irqrig_gdb import check
+
 TASK_STATES = ((0x1, "S"), (0x2, "D"), (0x4, "T"), (0x8, "t"), (0x10, "X"),
                (0x20, "Z"), (0x80, "K"), (0x100, "W"), (0x200, "P"), (0x400, "N"),
                (0x1000, "RTLOCK_WAIT"))
@@ -18,7 +20,7 @@ THREAD_SIZE = 4 << 12                # x86_64 without KASAN (THREAD_SIZE_ORDER 2
 MAX_FRAMES = 24
 TASK_UNINTERRUPTIBLE, TASK_NOLOAD, TASK_RTLOCK_WAIT = 0x2, 0x400, 0x1000
 # Frames that say only "it sleeps": the place it sleeps in is the first other.
-SCHEDULER = ("context_switch", "__schedule", "schedule", "preempt_schedule",
+SCHEDULER = ("__schedule", "schedule", "preempt_schedule",
              "__preempt_count", "rt_mutex_schedule", "rtlock_slowlock")
 RT_MUTEX_HAS_WAITERS = 1
 WAKE_Q_TAIL = 1
@@ -39,19 +41,13 @@ def all_tasks():
 
 
 def symbol(addr, lookup=None):
-    """'function+0xoff' for a text address (the function found at lookup,
-    default addr), None for anything else."""
+    """'name+0xoff' of addr from the ELF symbol covering lookup (default
+    addr), as the kernel prints stacks; None if none covers it."""
     lookup = addr if lookup is None else lookup
-    block = gdb.block_for_pc(lookup) if lookup else None
-    while block is not None and block.function is None:
-        block = block.superblock
-    if block is None:
-        out = gdb.execute("info symbol 0x%x" % lookup, to_string=True).strip()
-        if out.startswith("No symbol"):
-            return None
-        name, _, off = out.split(" in section")[0].partition(" + ")
-        return "%s+0x%x" % (name, int(off or 0) + addr - lookup)
-    return "%s+0x%x" % (block.function.name, addr - block.start)
+    found = check.symbol_offset(lookup)
+    if found is None:
+        return None
+    return "%s+0x%x" % (found[0], found[1] + addr - lookup)
 
 
 def _ulong(inf, addr):
@@ -107,9 +103,7 @@ def blocked_on(task):
         return None
     lock = waiter["lock"]
     owner = int(lock["owner"]) & ~RT_MUTEX_HAS_WAITERS
-    where = gdb.execute("info symbol 0x%x" % int(lock), to_string=True).strip()
-    where = where.split(" in section")[0] if not where.startswith("No symbol") \
-        else "0x%x" % int(lock)
+    where = symbol(int(lock)) or "0x%x" % int(lock)
     if owner == 0:
         return "lock %s (no owner)" % where
     o = gdb.parse_and_eval("(struct task_struct *)0x%x" % owner)
