@@ -155,7 +155,8 @@ class Campaign:
             self.inserted[addr] = time.time()
 
     def rotate(self):
-        """Targets not fired at for ROTATE_S make room for queued ones."""
+        """Targets not fired at for ROTATE_S make room for queued ones;
+        then the window is filled (after a target is done, too)."""
         if not self.queue:
             return
         now = time.time()
@@ -228,7 +229,6 @@ class Campaign:
                 if self.left[pc] > 0 and pc in self.bps:
                     self.inserted[pc] = time.time()     # fired at: its wait restarts
             self.rotate()
-            self.fill()
         return "done"
 
     def on_target(self, pc):

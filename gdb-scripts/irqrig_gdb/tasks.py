@@ -13,12 +13,12 @@ import gdb
 
 from irqrig_gdb import check
 
-TASK_STATES = ((0x1, "S"), (0x2, "D"), (0x4, "T"), (0x8, "t"), (0x10, "X"),
-               (0x20, "Z"), (0x80, "K"), (0x100, "W"), (0x200, "P"), (0x400, "N"),
-               (0x1000, "RTLOCK_WAIT"))
+TASK_UNINTERRUPTIBLE, TASK_NOLOAD, TASK_RTLOCK_WAIT = 0x2, 0x400, 0x1000
+TASK_STATES = ((0x1, "S"), (TASK_UNINTERRUPTIBLE, "D"), (0x4, "T"), (0x8, "t"),
+               (0x10, "X"), (0x20, "Z"), (0x80, "K"), (0x100, "W"), (0x200, "P"),
+               (TASK_NOLOAD, "N"), (TASK_RTLOCK_WAIT, "RTLOCK_WAIT"))
 THREAD_SIZE = 4 << 12                # x86_64 without KASAN (THREAD_SIZE_ORDER 2)
 MAX_FRAMES = 24
-TASK_UNINTERRUPTIBLE, TASK_NOLOAD, TASK_RTLOCK_WAIT = 0x2, 0x400, 0x1000
 # Frames that say only "it sleeps": the place it sleeps in is the first other.
 SCHEDULER = ("__schedule", "schedule", "preempt_schedule",
              "__preempt_count", "rt_mutex_schedule", "rtlock_slowlock")
