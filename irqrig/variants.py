@@ -115,6 +115,14 @@ VARIANTS = {v.name: v for v in [
     Variant("6.12-rt-irqsoft-wide", "6.12", ["rt", "rt-irq-disable", "wide"], ["irqsoft"],
             default=False,
             description="6.12-rt-irqsoft with wide.config (distro-like guest)"),
+    Variant("6.1-preempt-wide", "6.1", ["preempt", "wide"], default=False,
+            description="6.1-preempt with wide.config (distro-like guest)"),
+    Variant("6.1-rt-wide", "6.1", ["rt", "wide"], ["debian-rt"], default=False,
+            icount_smp=False,
+            description="6.1-rt with wide.config (distro-like guest)"),
+    Variant("6.1-rt-irqsoft-wide", "6.1", ["rt", "rt-irq-disable", "wide"],
+            ["debian-rt", "irqsoft"], default=False, icount_smp=False,
+            description="6.1-rt-irqsoft with wide.config (distro-like guest)"),
 ]}
 
 DEFAULT_VARIANTS = [n for n, v in VARIANTS.items() if v.default]
