@@ -75,6 +75,14 @@ class Console:
         except OSError:
             return ""
 
+    def _silence(self):
+        """How long the guest had printed nothing: a slow command still
+        prints, a stuck one (or a shell that does not come back) does not."""
+        last = getattr(self.child.logfile_read, "last", None)
+        if last is None:
+            return ""
+        return " (the console printed nothing in the last %.0f s)" % (time.monotonic() - last)
+
     def wait_boot(self, timeout, shell=True):
         """Wait for init's boot line; returns its key=value fields."""
         i = self._expect([BOOT_RE.pattern, PANIC_RE], timeout,
@@ -101,7 +109,7 @@ class Console:
         try:
             return self.child.expect(patterns, timeout=timeout)
         except pexpect.TIMEOUT:
-            self._fail(timeout_msg)
+            self._fail(timeout_msg + self._silence())
         except pexpect.EOF:
             text = self.child.before or ""
             if "Kernel panic" in text:
@@ -183,9 +191,28 @@ def parse_batch(text, count, token):
     return out
 
 
+class StampedLog:
+    """The console log file, remembering when the guest last printed."""
+
+    def __init__(self, f):
+        self.f = f
+        self.last = time.monotonic()
+
+    def write(self, text):
+        self.f.write(text)
+        if text:
+            self.last = time.monotonic()
+
+    def flush(self):
+        self.f.flush()
+
+    def close(self):
+        self.f.close()
+
+
 def spawn(argv, log_path, env=None):
     """Start QEMU (or a stand-in) under pexpect, logging the console."""
-    logf = open(log_path, "w", encoding="utf-8", errors="replace")
+    logf = StampedLog(open(log_path, "w", encoding="utf-8", errors="replace"))
     child = pexpect.spawn(argv[0], argv[1:], encoding="utf-8",
                           codec_errors="replace", timeout=60, env=env,
                           dimensions=(50, 4000))

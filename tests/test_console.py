@@ -1,6 +1,7 @@
 """The console protocol against a stand-in guest (no QEMU, no kernel)."""
 
 import os
+import re
 import tempfile
 import unittest
 
@@ -68,6 +69,17 @@ class ConsoleTest(unittest.TestCase):
         with self.assertRaises(GuestError) as cm:
             con.run("sleep 30", timeout=1)
         self.assertIn("timed out", str(cm.exception))
+
+    def test_command_timeout_says_how_long_the_console_was_silent(self):
+        con = self.start()
+        con.wait_boot(10)
+        with self.assertRaises(GuestError) as cm:
+            con.run("echo working; sleep 30", timeout=3)
+        m = re.search(r"printed nothing in the last (\d+) s", str(cm.exception))
+        self.assertIsNotNone(m, str(cm.exception))
+        # "working" came at once: about 3 s of silence, not the whole wait
+        # before the command started, nor none.
+        self.assertTrue(2 <= int(m.group(1)) <= 3, m.group(0))
 
     def test_scan_counts_bad_lines(self):
         found = console.scan("ok\nWARNING: CPU: 0 PID: 1 at x\nBUG: sleeping function\n"
