@@ -333,7 +333,8 @@ class Boot:
                     os.unlink(stale)
             campaign.write_json(logs["campaign_targets"], {
                 "targets": campaign.targets(secs, c["insns_per_section"], c["seed"], only),
-                "cpu": 0, "qom_path": qemu.SENSOR_QOM_PATH, "tries": c["tries"]})
+                "cpu": 0, "qom_path": qemu.SENSOR_QOM_PATH, "tries": c["tries"],
+                "window": c["window"]})
         log("%s: campaign over %d soft sections (%s)" % (
             self.variant.name, len(secs), ", ".join(c["select"]) or "all"))
 
@@ -344,9 +345,9 @@ class Boot:
         The guest's clock stands still while gdb holds it at a breakpoint,
         so the reader's duration (guest time) can last far longer on the
         host, and a guest whose hot paths hit breakpoints crawls.  The
-        firing ends after duration_s of host time, or when the reader is
-        done if that is sooner; with the breakpoints gone the guest runs
-        at full speed again and finishes the reader."""
+        firing ends after fire_s (default duration_s) of host time, or when
+        the reader is done if that is sooner; with the breakpoints gone the
+        guest runs at full speed again and finishes the reader."""
         logs = self.record["logs"]
         self.run_cmd("for i in $(grep irq-sensor /proc/interrupts | cut -d: -f1); do "
                      "echo 1 > /proc/irq/$i/smp_affinity; done", self.rig_s(30))
@@ -356,7 +357,7 @@ class Boot:
         logs["gdb_campaign"] = self.gdb.log_path
         ticker = campaign.ProgressTicker(logs["campaign_progress"], self.variant.name)
         end = campaign.EndOnce(self.gdb.interrupt, logs["campaign_progress"] + ".end")
-        timer = threading.Timer(st["duration_s"], end)
+        timer = threading.Timer(st["fire_s"] or st["duration_s"], end)
         try:
             self.gdb.start()
             ticker.start()

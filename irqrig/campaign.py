@@ -397,7 +397,7 @@ def reproduce(point, rep):
     for st in d["steps"]:
         if st["type"] == "sensor":
             st = {"type": "campaign", "duration_s": st["duration_s"],
-                  "timeout_s": st["timeout_s"]}
+                  "fire_s": None, "timeout_s": st["timeout_s"]}
         steps.append(st)
     if not any(st["type"] == "campaign" for st in steps):
         raise UsageError("--reproduce: %s has no sensor or campaign step to replay a "

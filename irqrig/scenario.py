@@ -126,6 +126,9 @@ SCHEMA = {
         "sections_max": Field(int, 0, lo=0, hi=100000, doc="0: every selected section"),
         "tries": Field(int, 3, lo=1, hi=100, doc="exact: fires per instruction at most"),
         "target": Field(str, "", doc="exact: this address only (a reproducer)"),
+        "window": Field(int, 128, lo=0, hi=100000,
+                        doc="exact: breakpoints in the guest at once (0: every target; "
+                            "TCG checks each one per block and single-steps its page)"),
     },
     "sensor": dict([
         ("enabled", Field(bool, False)),
@@ -224,6 +227,9 @@ STEP_SCHEMA = dict([
     ("background", Field(bool, False, doc="load: keep running during the next steps")),
     # rmmod-insmod
     ("cycles", Field(int, 2, lo=1, hi=100)),
+    # campaign
+    ("fire_s", Field(float, None, lo=1, hi=86400,
+                     doc="campaign: host seconds of firing at most (default: duration_s)")),
     # gdb-fire
     ("fires", Field(int, 10, lo=1, hi=1000, doc="gdb-fire: interrupts fired from the hog")),
 ])
@@ -237,7 +243,7 @@ STEP_KEYS = {
     "load": {"generators", "background", "duration_s", "timeout_s"},
     "rmmod-insmod": {"cycles", "timeout_s"},
     "gdb-fire": {"fires", "duration_s", "timeout_s"},
-    "campaign": {"duration_s", "timeout_s"},
+    "campaign": {"duration_s", "fire_s", "timeout_s"},
 }
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -461,7 +467,7 @@ def _measured(path, data):
 # [campaign] keys and what they need to have any effect: every key a
 # campaign (exact: a campaign step; random: campaign.landings), some only
 # the exact one.
-CAMPAIGN_EXACT_KEYS = ("target", "tries", "insns_per_section")
+CAMPAIGN_EXACT_KEYS = ("target", "tries", "insns_per_section", "window")
 
 
 def _effective(path, data):

@@ -75,6 +75,12 @@ class CampaignWindowTest(unittest.TestCase):
         self.assertEqual(len(FakeBreakpoint.live), 8)
         self.assertEqual(c.stop_counts()["left"], 39)
 
+    def test_window_0_inserts_every_target(self):
+        targets = [{"addr": a, "section": "s%d" % (a % 3)} for a in range(200, 240)]
+        c = self.campaign(targets, window=0, rotate_s=1000)
+        c.setup()
+        self.assertEqual(len(FakeBreakpoint.live), 40)
+
     def test_a_waiting_target_rotates_out_and_keeps_its_tries(self):
         targets = [{"addr": a, "section": "s"} for a in (1, 2, 3)]
         c = self.campaign(targets, window=2, rotate_s=10)

@@ -173,10 +173,22 @@ class ScenarioTest(unittest.TestCase):
         self.assertError('[campaign]\nlandings = true\ntries = 4\n', "campaign.tries",
                          "campaign step")
         self.assertError('[trace]\ntop = 3\n', "trace.top", "trace.hardoff")
+        self.assertError('[campaign]\nlandings = true\nwindow = 0\n', "campaign.window",
+                         "campaign step")
         # set to its default, a key is no setting
         parse('[campaign]\nseed = 1\n[trace]\nlandings = false\n')
         (p,) = parse('[campaign]\nlandings = true\nseed = 9\n')
         self.assertEqual(p["campaign"]["seed"], 9)
+
+    def test_campaign_fire_s_belongs_to_campaign_steps(self):
+        exact = ('[sensor]\nenabled = true\nmode = "manual"\n[driver]\nload = true\n'
+                 '[campaign]\nwindow = 0\n[[steps]]\ntype = "campaign"\nduration_s = 60\n')
+        (p,) = parse(exact)
+        self.assertIsNone(p["steps"][0]["fire_s"], "unset: the firing lasts duration_s")
+        self.assertEqual(p["campaign"]["window"], 0)
+        (p,) = parse(exact + "fire_s = 90\n")
+        self.assertEqual(p["steps"][0]["fire_s"], 90.0)
+        self.assertError('[[steps]]\ntype = "sensor"\nfire_s = 9\n', "steps[0]", "fire_s")
 
     def test_every_sweep_point_is_checked(self):
         self.assertError('[sensor]\nenabled = true\n[driver]\nload = true\n'

@@ -101,7 +101,7 @@ class Campaign:
         self.cpu = spec.get("cpu", 0)
         self.qom = spec.get("qom_path", "/machine/peripheral/sensor")
         self.tries = spec.get("tries", 3)
-        self.window = spec.get("window", WINDOW)
+        self.window = spec.get("window", WINDOW) or len(spec["targets"])
         self.rotate_s = spec.get("rotate_s", ROTATE_S)
         self.section = {t["addr"]: t["section"] for t in spec["targets"]}
         self.left = {a: self.tries for a in self.section}
