@@ -586,10 +586,13 @@ class Boot:
                 self.record["logs"][kind + "_after_hang"] = saved[kind]
         if "tasks" in saved:
             waiting = campaign.waiting_tasks(saved["tasks"])
-            self.record["error"] = "%s\nafter the hang, %s; tasks, stacks and locks: %s" % (
+            starved = campaign.starved_tasks(saved["tasks"])
+            self.record["error"] = "%s\nafter the hang, %s; %s; tasks, stacks and locks: %s" % (
                 self.record.get("error", ""),
                 "waiting: " + "; ".join(waiting) if waiting else "no task waits "
-                "uninterruptibly or on an rtlock", saved["tasks"])
+                "uninterruptibly or on an rtlock",
+                "runnable, longest off the CPU: " + "; ".join(starved) if starved
+                else "no task is runnable off the CPU", saved["tasks"])
 
 
 RECORD = "run.json"

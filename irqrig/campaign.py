@@ -209,14 +209,27 @@ def _describe(index, addr):
             "landed_in": callee or s["function"], "inlined": s.get("inlined", [])}
 
 
-def waiting_tasks(path):
-    """The 'waiting:' lines of a tasks-after-hang file (irqrig tasks): each
-    task blocked uninterruptibly, where it sleeps and on which lock."""
+def task_lines(path, kind):
+    """The KIND: lines of a tasks-after-hang file (irqrig tasks), without
+    their count line: 'waiting' (each task blocked uninterruptibly, where
+    it sleeps and on which lock), 'runnable' (each task ready to run but
+    not on a CPU, longest off it first)."""
     if not path or not os.path.exists(path):
         return []
+    head = re.compile(r"%s: (?:(\d+ tasks )|(.*))" % kind)
     with open(path, encoding="utf-8", errors="replace") as f:
-        return [line[len("waiting: "):].strip() for line in f
-                if line.startswith("waiting: ") and " tasks (" not in line]
+        found = [head.match(line) for line in f]
+    return [m.group(2).strip() for m in found if m and m.group(2)]
+
+
+def waiting_tasks(path):
+    return task_lines(path, "waiting")
+
+
+def starved_tasks(path, most=3):
+    """The runnable tasks longest off the CPU (a guest too slow for its
+    load looks hung: its tasks are ready but do not run)."""
+    return task_lines(path, "runnable")[:most]
 
 
 def analyze(rec, files):
@@ -249,8 +262,11 @@ def analyze(rec, files):
         cpus = read_json(files.get("cpus_after_hang") or "") or []
         where = ", ".join("CPU%d in %s" % (c["cpu"], c["function"]) for c in cpus)
         waiting = waiting_tasks(files.get("tasks_after_hang") or "")
+        starved = starved_tasks(files.get("tasks_after_hang") or "")
         kinds.append(("hang", error.splitlines()[0] + (" [then %s]" % where if where else "")
-                      + (" [waiting: %s]" % "; ".join(waiting) if waiting else ""),
+                      + (" [waiting: %s]" % "; ".join(waiting) if waiting else "")
+                      + (" [runnable, not running: %s]" % "; ".join(starved)
+                         if starved else ""),
                       cpus[0]["function"] if cpus else None))
     elif outcome == "guest-error" and "exited unexpectedly" in error \
             and not any(k == "panic" for k, _, _ in kinds):

@@ -182,6 +182,27 @@ class AnalyzeTest(unittest.TestCase):
         self.assertIn("[waiting: 70/sh in rwbase_write_lock+0x1a lock tasklist_lock+0x8 "
                       "owned by 9/x]", line)
         self.assertNotIn("1 tasks", line)
+        self.assertNotIn("runnable", line, "no runnable line: none said")
+
+    def test_hang_names_the_tasks_longest_off_the_cpu(self):
+        files = self.files("", [{"fire": 1, "addr": 0x200, "landed": True}])
+        files["tasks_after_hang"] = self.file("tasks.txt", (
+            "tasks: PID COMM STATE POLICY CPU\n"
+            "waiting: 0 tasks (uninterruptible, not idle, or rtlock)\n"
+            "runnable: 4 tasks not on a CPU (seconds since each last ran)\n"
+            "runnable: 70/sh other cpu0, ran 131.0 s ago\n"
+            "runnable: 80/loadgen other cpu1, ran 40.2 s ago\n"
+            "runnable: 81/loadgen other cpu1, ran 3.0 s ago\n"
+            "runnable: 82/loadgen other cpu0, ran 0.1 s ago\n"
+            "cpu0: current 12/ktimers/0 fifo 1; irqsoft_wake_q empty\n"))
+        res = campaign.analyze(self.rec("timeout", "timed out after 90 s"), files)
+        line = res["findings"][0]["reports"][0]["line"]
+        self.assertIn("[runnable, not running: 70/sh other cpu0, ran 131.0 s ago; "
+                      "80/loadgen other cpu1, ran 40.2 s ago; 81/loadgen other cpu1, "
+                      "ran 3.0 s ago]", line)
+        self.assertNotIn("4 tasks", line)
+        self.assertNotIn("82/loadgen", line, "the three longest off the CPU only")
+        self.assertNotIn("[waiting", line)
 
     def test_qemu_exit_without_panic_is_a_reset(self):
         res = campaign.analyze(self.rec("guest-error", "QEMU exited unexpectedly (rc 0)"),

@@ -4,7 +4,9 @@ After a hang the kernel log often says nothing (no lockdep report, no RCU
 stall); what names the cause is the list of tasks that wait, what each
 waits in (its stack) and on which rt_mutex (pi_blocked_on, with the
 owner), and what each CPU still holds back (logged vectors, deferred
-wakeups and kthread work of CONFIG_RT_IRQ_DISABLE).  Task list walk as the
+wakeups and kthread work of CONFIG_RT_IRQ_DISABLE).  A guest too slow for
+its load looks hung too: then tasks are runnable but have not run for a
+long time (starved), while each CPU runs some other, often RT, task.  Task list walk as the
 kernel's scripts/gdb (linux/tasks.py); stacks by frame pointer, the way
 the kernel's own unwinder does with CONFIG_UNWINDER_FRAME_POINTER.
 """
@@ -24,6 +26,8 @@ SCHEDULER = ("__schedule", "schedule", "preempt_schedule",
              "__preempt_count", "rt_mutex_schedule", "rtlock_slowlock")
 RT_MUTEX_HAS_WAITERS = 1
 WAKE_Q_TAIL = 1
+POLICIES = {0: "other", 1: "fifo", 2: "rr", 3: "batch", 5: "idle", 6: "deadline"}
+SCHED_FIFO, SCHED_RR = 1, 2
 
 
 def state_name(state):
@@ -118,34 +122,54 @@ def task_cpu(task):
         return int(task["cpu"])
 
 
+def policy(task):
+    """'other', 'fifo 50', ...: the scheduling class a starved task lost to."""
+    pol = int(task["policy"])
+    name = POLICIES.get(pol, str(pol))
+    if pol in (SCHED_FIFO, SCHED_RR):
+        name += " %d" % int(task["rt_priority"])
+    return name
+
+
 def describe(task):
     state = int(task["__state"])
-    line = "%6d %-16s %-12s cpu%d%s" % (
+    line = "%6d %-16s %-12s %-9s cpu%d%s" % (
         int(task["pid"]), task["comm"].string(), state_name(state),
-        task_cpu(task),
+        policy(task), task_cpu(task),
         " on-cpu" if int(task["on_cpu"]) else "")
     return line
+
+
+def per_cpu(name, field, cpu):
+    ptr = gdb.parse_and_eval("&" + name)
+    addr = int(ptr) + int(gdb.parse_and_eval("__per_cpu_offset[%d]" % cpu))
+    return gdb.Value(addr).cast(ptr.type).dereference()[field]
+
+
+def idle_s(task):
+    """Seconds since the task last ran: its runqueue's task clock minus the
+    se.exec_start that each class sets when the task is put on the CPU
+    (and updates while it runs).  None if it never ran."""
+    start = int(task["se"]["exec_start"])
+    if not start:
+        return None
+    return (int(per_cpu("runqueues", "clock_task", task_cpu(task))) - start) / 1e9
 
 
 def cpu_pending(cpu):
     """What CPU holds back under CONFIG_RT_IRQ_DISABLE: logged vectors,
     deferred wakeups, kthread works, line locks held (0s when idle)."""
-    def per_cpu(name, field):
-        ptr = gdb.parse_and_eval("&" + name)
-        addr = int(ptr) + int(gdb.parse_and_eval("__per_cpu_offset[%d]" % cpu))
-        return gdb.Value(addr).cast(ptr.type).dereference()[field]
-
     out = []
     for name, field in (("irqsoft_log", "count"), ("irqsoft_works", "count"),
                         ("irqsoft_lines", "count"), ("irqsoft_lines", "waiting")):
         try:
-            out.append("%s.%s %d" % (name, field, int(per_cpu(name, field))))
+            out.append("%s.%s %d" % (name, field, int(per_cpu(name, field, cpu))))
         except gdb.error:
             pass
     try:
         # as irqsoft_wakeups_pending(): lastp NULL until first used
-        pending = int(per_cpu("irqsoft_wake_q", "lastp")) and \
-            int(per_cpu("irqsoft_wake_q", "first")) != WAKE_Q_TAIL
+        pending = int(per_cpu("irqsoft_wake_q", "lastp", cpu)) and \
+            int(per_cpu("irqsoft_wake_q", "first", cpu)) != WAKE_Q_TAIL
         out.append("irqsoft_wake_q %s" % ("PENDING" if pending else "empty"))
     except gdb.error:
         pass
@@ -156,8 +180,17 @@ def cpu_count():
     return len(gdb.selected_inferior().threads())
 
 
-def one_task(write, task, all_states, waiting):
+def one_task(write, task, all_states, waiting, runnable):
     state = int(task["__state"])
+    # (a CPU's idle task, pid 0, is "runnable" whenever it is not running)
+    if state == 0 and not int(task["on_cpu"]) and int(task["pid"]):
+        try:
+            idle = idle_s(task)
+            since = "never ran" if idle is None else "ran %.1f s ago" % idle
+        except gdb.error:
+            idle, since = None, "last run unreadable"
+        runnable.append((idle, "%d/%s %s cpu%d, %s" % (
+            int(task["pid"]), task["comm"].string(), policy(task), task_cpu(task), since)))
     if state == 0 and not all_states:
         return
     write(describe(task) + "\n")
@@ -176,17 +209,22 @@ def report(write, all_states=False):
     """Write the tasks (those not runnable, or all), the stacks of those
     asleep and the rt_mutex each waits on, then each CPU's current task
     and deferred work."""
-    waiting = []
-    write("tasks: PID COMM STATE CPU\n")
+    waiting, runnable = [], []
+    write("tasks: PID COMM STATE POLICY CPU\n")
     for task in all_tasks():
         try:
-            one_task(write, task, all_states, waiting)
+            one_task(write, task, all_states, waiting, runnable)
         except gdb.error as e:      # a hang can leave a task half written
             write("  task at 0x%x unreadable: %s\n" % (int(task), e))
     write("waiting: %d tasks (uninterruptible, not idle, or rtlock)\n" % len(waiting))
     for w in waiting:
         write("waiting: %s\n" % w)
+    # longest off the CPU first: a starved task, not one just preempted
+    runnable.sort(key=lambda r: -1 if r[0] is None else r[0], reverse=True)
+    write("runnable: %d tasks not on a CPU (seconds since each last ran)\n" % len(runnable))
+    for _, what in runnable:
+        write("runnable: %s\n" % what)
     for cpu in range(cpu_count()):
         curr = gdb.parse_and_eval("$lx_current(%d)" % cpu)
-        write("cpu%d: current %d/%s; %s\n" % (
-            cpu, int(curr["pid"]), curr["comm"].string(), cpu_pending(cpu)))
+        write("cpu%d: current %d/%s %s; %s\n" % (
+            cpu, int(curr["pid"]), curr["comm"].string(), policy(curr), cpu_pending(cpu)))

@@ -51,12 +51,18 @@ class DeterminismTest(unittest.TestCase):
         (r,) = rs.data["runs"]
         self.assertEqual(r["outcome"], "guest-error", r.get("error"))
         self.assertIn("timed out", r["error"])
+        # A halted guest prints nothing: the timeout says for how long.
+        self.assertRegex(r["error"], r"the console printed nothing in the last \d+ s")
         # The kernel log came out through the gdbstub after the hang.
         self.assertIn("dmesg_after_hang", r["logs"], r["logs"])
         # So did who sleeps on what: the step's `sleep 60`, asleep in its
         # nanosleep (its stack unwound from the saved frame).
         with open(r["logs"]["tasks_after_hang"], encoding="utf-8") as f:
-            blocks = re.split(r"\n(?=\s*\d+ )", f.read())
+            text = f.read()
+        # and which tasks are ready but off the CPU, and what each CPU runs
+        self.assertRegex(text, r"\nrunnable: \d+ tasks not on a CPU")
+        self.assertRegex(text, r"\ncpu0: current \d+/\S+ (other|fifo \d+|rr \d+|idle|batch)")
+        blocks = re.split(r"\n(?=\s*\d+ )", text)
         sleeps = [b for b in blocks if re.match(r"\s*\d+ sleep\s+S\s", b)]
         self.assertEqual(len(sleeps), 1, blocks[:3])
         self.assertRegex(sleeps[0], r"\n\s+hrtimer_nanosleep\+0x[0-9a-f]+\n", sleeps[0])
