@@ -26,8 +26,8 @@ breakpoint list before each translation block, and runs every instruction
 of a page that holds one as a block of its own (accel/tcg/cpu-exec.c,
 check_for_breakpoints_slow()).  The campaign had put all its targets
 (2289 on 6.1) in at once, on the hot pages of the locking, scheduler and
-mm code.  So at most WINDOW targets are inserted at once, taken
-round-robin over the sections; a target that has waited ROTATE_S without
+mm code.  So at most WINDOW targets (the scenario's campaign.window; 0:
+all) are inserted at once, taken round-robin over the sections; a target that has waited ROTATE_S without
 a fire goes to the back of the queue (keeping its tries) for the next.  A
 window of cold targets stops nothing, so a clock thread interrupts the
 guest every ROTATE_S to rotate (through gdb's event loop:

@@ -6,9 +6,10 @@ waits in (its stack) and on which rt_mutex (pi_blocked_on, with the
 owner), and what each CPU still holds back (logged vectors, deferred
 wakeups and kthread work of CONFIG_RT_IRQ_DISABLE).  A guest too slow for
 its load looks hung too: then tasks are runnable but have not run for a
-long time (starved), while each CPU runs some other, often RT, task.  Task list walk as the
-kernel's scripts/gdb (linux/tasks.py); stacks by frame pointer, the way
-the kernel's own unwinder does with CONFIG_UNWINDER_FRAME_POINTER.
+long time (starved), while each CPU runs some other, often RT, task.
+Task list walk as the kernel's scripts/gdb (linux/tasks.py); stacks by
+frame pointer, the way the kernel's own unwinder does with
+CONFIG_UNWINDER_FRAME_POINTER.
 """
 
 import gdb
