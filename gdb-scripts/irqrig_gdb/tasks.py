@@ -150,7 +150,8 @@ def per_cpu(name, field, cpu):
 def idle_s(task):
     """Seconds since the task last ran: its runqueue's task clock minus the
     se.exec_start that each class sets when the task is put on the CPU
-    (and updates while it runs).  None if it never ran."""
+    (and updates while it runs).  None if unknown: never ran, or moved to
+    another CPU since (migrate_task_rq_fair() zeroes it)."""
     start = int(task["se"]["exec_start"])
     if not start:
         return None
@@ -183,22 +184,26 @@ def cpu_count():
 
 def one_task(write, task, all_states, waiting, runnable):
     state = int(task["__state"])
+    off_cpu = not int(task["on_cpu"])
     # (a CPU's idle task, pid 0, is "runnable" whenever it is not running)
-    if state == 0 and not int(task["on_cpu"]) and int(task["pid"]):
+    ready = state == 0 and off_cpu and int(task["pid"])
+    if ready:
         try:
             idle = idle_s(task)
-            since = "never ran" if idle is None else "ran %.1f s ago" % idle
+            since = ("last run unknown (never ran, or moved CPU since)" if idle is None
+                     else "ran %.1f s ago" % idle)
         except gdb.error:
             idle, since = None, "last run unreadable"
         runnable.append((idle, "%d/%s %s cpu%d, %s" % (
             int(task["pid"]), task["comm"].string(), policy(task), task_cpu(task), since)))
-    if state == 0 and not all_states:
+    if state == 0 and not ready and not all_states:
         return
     write(describe(task) + "\n")
     on = blocked_on(task)
     if on:
         write("        blocked on %s\n" % on)
-    frames = stack(task) if state and not int(task["on_cpu"]) else []
+    # a task off the CPU, asleep or preempted, left its frame to unwind
+    frames = stack(task) if off_cpu else []
     for f in frames:
         write("        %s\n" % f)
     if waits(state):
@@ -207,9 +212,9 @@ def one_task(write, task, all_states, waiting, runnable):
 
 
 def report(write, all_states=False):
-    """Write the tasks (those not runnable, or all), the stacks of those
-    asleep and the rt_mutex each waits on, then each CPU's current task
-    and deferred work."""
+    """Write the tasks (those not running, or all), the stacks of those
+    off the CPU and the rt_mutex each waits on, the waiting and the
+    runnable ones, then each CPU's current task and deferred work."""
     waiting, runnable = [], []
     write("tasks: PID COMM STATE POLICY CPU\n")
     for task in all_tasks():
