@@ -169,24 +169,27 @@ class AnalyzeTest(unittest.TestCase):
                       f["reports"][0]["line"])
         self.assertEqual(f["attributed"]["function"], "other")
 
-    def test_hang_names_the_waiting_tasks(self):
+    def hang_line(self, tasks_text):
+        """The hang finding's line, given an `irqrig tasks` output."""
         files = self.files("", [{"fire": 1, "addr": 0x200, "landed": True}])
-        files["tasks_after_hang"] = self.file("tasks.txt", (
+        files["tasks_after_hang"] = self.file("tasks.txt", tasks_text)
+        res = campaign.analyze(self.rec("timeout", "timed out after 90 s"), files)
+        return res["findings"][0]["reports"][0]["line"]
+
+    def test_hang_names_the_waiting_tasks(self):
+        line = self.hang_line(
             "tasks: PID COMM STATE CPU\n"
             "    70 sh               D            cpu0\n"
             "waiting: 1 tasks (uninterruptible, not idle, or rtlock)\n"
             "waiting: 70/sh in rwbase_write_lock+0x1a lock tasklist_lock+0x8 owned by 9/x\n"
-            "cpu0: current 0/swapper/0; irqsoft_wake_q empty\n"))
-        res = campaign.analyze(self.rec("timeout", "timed out after 90 s"), files)
-        line = res["findings"][0]["reports"][0]["line"]
+            "cpu0: current 0/swapper/0; irqsoft_wake_q empty\n")
         self.assertIn("[waiting: 70/sh in rwbase_write_lock+0x1a lock tasklist_lock+0x8 "
                       "owned by 9/x]", line)
         self.assertNotIn("1 tasks", line)
         self.assertNotIn("runnable", line, "no runnable line: none said")
 
     def test_hang_names_the_tasks_longest_off_the_cpu(self):
-        files = self.files("", [{"fire": 1, "addr": 0x200, "landed": True}])
-        files["tasks_after_hang"] = self.file("tasks.txt", (
+        line = self.hang_line(
             "tasks: PID COMM STATE POLICY CPU\n"
             "waiting: 0 tasks (uninterruptible, not idle, or rtlock)\n"
             "runnable: 4 tasks not on a CPU (seconds since each last ran)\n"
@@ -194,9 +197,7 @@ class AnalyzeTest(unittest.TestCase):
             "runnable: 80/loadgen other cpu1, ran 40.2 s ago\n"
             "runnable: 81/loadgen other cpu1, ran 3.0 s ago\n"
             "runnable: 82/loadgen other cpu0, ran 0.1 s ago\n"
-            "cpu0: current 12/ktimers/0 fifo 1; irqsoft_wake_q empty\n"))
-        res = campaign.analyze(self.rec("timeout", "timed out after 90 s"), files)
-        line = res["findings"][0]["reports"][0]["line"]
+            "cpu0: current 12/ktimers/0 fifo 1; irqsoft_wake_q empty\n")
         self.assertIn("[runnable, not running: 70/sh other cpu0, ran 131.0 s ago; "
                       "80/loadgen other cpu1, ran 40.2 s ago; 81/loadgen other cpu1, "
                       "ran 3.0 s ago]", line)
